@@ -1,0 +1,102 @@
+# uswap - application-level swap on userfaultfd.
+#
+#   make            build the library, the preload library, the CLI, tests, benches
+#   make demo       run a workload four times its budget and print the counters
+#   make check      build and run every test; ends with "N passed, N failed, N skipped"
+#   make asan check / make tsan check
+#                   the same with AddressSanitizer / ThreadSanitizer
+#   make CC=clang   build with clang
+#   make bench      run the benchmarks against the kernel's swap (needs root)
+#
+# Everything goes to $(B) (build/, build/asan, build/tsan).
+
+CC ?= cc
+SAN ?=
+ifneq ($(filter asan,$(MAKECMDGOALS)),)
+SAN := asan
+endif
+ifneq ($(filter tsan,$(MAKECMDGOALS)),)
+SAN := tsan
+endif
+
+ifeq ($(SAN),)
+B ?= build
+SANFLAGS :=
+else ifeq ($(SAN),asan)
+B ?= build/asan
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else ifeq ($(SAN),tsan)
+B ?= build/tsan
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+endif
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wpointer-arith -Wformat=2
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iinclude -Isrc -pthread
+LDLIBS := -pthread
+
+LIB_SRCS := $(wildcard src/*.c)
+LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)
+PIC_OBJS := $(LIB_SRCS:src/%.c=$(B)/pic/%.o)
+
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
+E2E_SRCS := $(wildcard tests/e2e/*.c)
+E2E_BINS := $(E2E_SRCS:tests/e2e/%.c=$(B)/tests/e2e/%)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
+
+TARGETS := $(B)/libuswap.a $(B)/libuswap.so $(B)/libuswap_preload.so $(B)/uswap \
+	$(UNIT_BINS) $(E2E_BINS) $(BENCH_BINS)
+
+.PHONY: all deps demo check asan tsan bench clean format
+all: $(TARGETS)
+
+# Flavour words: "make asan check" builds and tests the asan flavour.
+asan tsan:
+	@:
+
+deps:
+	@scripts/deps.sh
+
+$(B)/obj/%.o: src/%.c $(wildcard src/*.h) include/uswap.h | $(B)/obj
+	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
+$(B)/pic/%.o: src/%.c $(wildcard src/*.h) include/uswap.h | $(B)/pic
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(B)/libuswap.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+$(B)/libuswap.so: $(PIC_OBJS) src/libuswap.map
+	$(CC) $(ALL_CFLAGS) -shared -fPIC -Wl,--version-script=src/libuswap.map -o $@ $(PIC_OBJS) $(LDLIBS)
+$(B)/libuswap_preload.so: preload/preload.c $(PIC_OBJS) preload/preload.map
+	$(CC) $(ALL_CFLAGS) -shared -fPIC -fvisibility=hidden -Wl,--version-script=preload/preload.map \
+		-o $@ preload/preload.c $(PIC_OBJS) $(LDLIBS) -ldl
+$(B)/uswap: $(wildcard cli/*.c) $(wildcard cli/*.h) $(B)/libuswap.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(B)/libuswap.a $(LDLIBS)
+
+$(B)/tests/unit/%: tests/unit/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/tests/unit
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
+$(B)/tests/e2e/%: tests/e2e/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/tests/e2e
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
+$(B)/bench/%: bench/%.c $(B)/libuswap.a | $(B)/bench
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
+
+$(B)/obj $(B)/pic $(B)/tests/unit $(B)/tests/e2e $(B)/bench:
+	mkdir -p $@
+
+demo: deps all
+	$(B)/uswap run --max 64M --verbose --stats $(B)/demo-stats.json -- $(B)/bench/usemem --size 256M --verify
+	@echo; echo "counters ($(B)/demo-stats.json):"; cat $(B)/demo-stats.json; echo
+
+check: deps all
+	@tests/run $(B)
+
+bench: deps all
+	bench/compare
+
+clean:
+	rm -rf build
+
+format:
+	clang-format -i src/*.c src/*.h include/*.h preload/*.c cli/*.c tests/*/*.c bench/*.c

@@ -1,0 +1,1002 @@
+// SPDX-License-Identifier: MIT
+/*
+ * uswap.c - the uswap command: run a program with application-level swap.
+ *
+ *   uswap run [OPTIONS] [--] PROG [ARGS...]
+ *
+ * uswap itself manages no memory.  It checks the options, checks that
+ * userfaultfd is usable, and starts PROG with libuswap_preload.so in
+ * LD_PRELOAD and the options in USWAP_* variables: the preload library
+ * then creates a runtime in every process of the tree.  While PROG runs,
+ * uswap forwards the signals sent to it; when PROG ends, it merges the
+ * statistics the processes wrote (one JSON file each, in a private
+ * directory named by USWAP_STATS_DIR) and exits as PROG did.
+ *
+ * Only the public header and libc are used here, as a program of the
+ * library's users would.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/userfaultfd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "uswap.h"
+#include "json.h"
+
+#define EXIT_USAGE	2
+#define EXIT_CANNOT_RUN	125
+#define EXIT_NOEXEC	126
+#define EXIT_NOTFOUND	127
+
+#define PRELOAD_NAME	"libuswap_preload.so"
+
+static const char usage_text[] =
+"Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
+"       uswap --help | --version\n";
+
+static const char help_text[] =
+"Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
+"       uswap --help | --version\n"
+"\n"
+"Run PROG with application-level swap.\n"
+"\n"
+"uswap gives PROG, and every process it starts, a memory budget without root,\n"
+"swapon or a kernel change.  Each anonymous private mapping of at least\n"
+"--min-region bytes is managed through userfaultfd: past --high a background\n"
+"reclaimer writes its coldest folios to a swap file in --swap-dir, resident\n"
+"managed memory never goes past --max, and a folio that is touched again is\n"
+"read back on the fault.  The program sees ordinary memory, only slower.\n"
+"\n"
+"Options (each also read from the USWAP_* variable of the same name, in\n"
+"upper case with '_' for '-'; a flag wins over its variable):\n"
+"  --max SIZE            hard limit on resident managed memory, at least 1M\n"
+"                        and 4 folios; default: half of MemAvailable when the\n"
+"                        process starts, rounded down to the folio size\n"
+"  --high SIZE           background reclaim starts above this; from one folio\n"
+"                        to max; default: 90% of max, rounded down to the folio\n"
+"  --folio SIZE          unit of fault-in and reclaim: 4K, 16K, 64K or 2M;\n"
+"                        default 64K\n"
+"  --min-region SIZE     smallest anonymous private mapping that is managed, at\n"
+"                        least 4K; default 1M\n"
+"  --swap-size SIZE      size cap of the swap file, at least 2M; default: 8 x\n"
+"                        max, at least 1G, at most half the free space of the\n"
+"                        swap directory's file system\n"
+"  --swap-dir DIR        directory of the swap file (created and unlinked at\n"
+"                        once); default: $TMPDIR, else /tmp\n"
+"  --stats FILE          when PROG ends, write the counters of all its\n"
+"                        processes, merged, to FILE as JSON; default: none\n"
+"  --fault-threads N     fault handler threads per process, 1 to 64; default 2\n"
+"  -v, --verbose         when PROG ends, print one summary line on stderr\n"
+"  -h, --help            print this help and exit\n"
+"  --version             print the version and exit\n"
+"Options take their value as the next argument or after '=' (--max=64M).\n"
+"SIZE is a byte count, or a number with a suffix K, M, G or T (powers of 1024;\n"
+"also k, m, g, t and KiB, MiB, GiB, TiB); with a suffix it may have a fraction,\n"
+"as in 1.5G.  The \"--\" before PROG is needed only when PROG starts with '-'.\n"
+"\n"
+"Environment:\n"
+"  USWAP_MAX, USWAP_HIGH, USWAP_FOLIO, USWAP_MIN_REGION, USWAP_SWAP_SIZE,\n"
+"  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE\n"
+"                        the option of the same name\n"
+"  TMPDIR                default swap directory; the statistics directory is\n"
+"                        made there too\n"
+"  LD_PRELOAD            uswap puts libuswap_preload.so first and keeps the\n"
+"                        entries that were there after it\n"
+"  PROG runs with LD_PRELOAD, the options that were given as USWAP_* (sizes in\n"
+"  bytes), and USWAP_STATS_DIR when --stats or --verbose is given.\n"
+"\n"
+"Exit status:\n"
+"  N                     PROG exited with status N\n"
+"  2                     usage error: unknown option, bad value, no PROG\n"
+"  125                   uswap could not start PROG: userfaultfd unavailable,\n"
+"                        preload library missing, swap directory or statistics\n"
+"                        file unusable\n"
+"  126                   PROG was found but could not be executed\n"
+"  127                   PROG was not found\n"
+"  (signal)              PROG was killed by a signal: uswap kills itself with\n"
+"                        the same signal, so that the shell sees it (128 + the\n"
+"                        signal number if it cannot)\n"
+"\n"
+"Examples:\n"
+"  uswap run --max 2G -- ./prog\n"
+"  uswap run --max 64M --folio 4K --stats s.json -- python3 big.py\n"
+"  USWAP_MAX=512M uswap run --verbose make -j2\n"
+"\n"
+"Files:\n"
+"  libuswap_preload.so   next to the uswap executable, else in\n"
+"                        ../lib/uswap/ from its directory\n";
+
+/*
+ * The options uswap run accepts, as uswap_options_set() names them.
+ * Hidden ones are for tests and are not in --help.
+ */
+static const struct cli_option {
+	const char *name;
+	const char *env;
+	bool has_value;
+} cli_options[] = {
+	{ "max",		"USWAP_MAX",			true },
+	{ "high",		"USWAP_HIGH",			true },
+	{ "folio",		"USWAP_FOLIO",			true },
+	{ "min-region",		"USWAP_MIN_REGION",		true },
+	{ "swap-size",		"USWAP_SWAP_SIZE",		true },
+	{ "swap-dir",		"USWAP_SWAP_DIR",		true },
+	{ "stats",		"USWAP_STATS",			true },
+	{ "fault-threads",	"USWAP_FAULT_THREADS",		true },
+	{ "verbose",		"USWAP_VERBOSE",		false },
+	{ "uffd-features-off",	"USWAP_UFFD_FEATURES_OFF",	true },
+};
+
+#define NR_CLI_OPTIONS	(sizeof(cli_options) / sizeof(cli_options[0]))
+
+/* Signals passed on to PROG while it runs. */
+static const int forwarded_signals[] = {
+	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT,
+};
+
+static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("uswap: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("uswap: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'uswap run --help'.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static void __attribute__((noreturn)) print_help(void)
+{
+	fputs(help_text, stdout);
+	exit(fflush(stdout) ? 1 : 0);
+}
+
+static void __attribute__((noreturn)) print_version(void)
+{
+	printf("uswap %s\n", USWAP_VERSION);
+	exit(fflush(stdout) ? 1 : 0);
+}
+
+/* ---- options ---------------------------------------------------------- */
+
+struct run_args {
+	struct uswap_options opt;
+	bool given[NR_CLI_OPTIONS];	/* set by a flag */
+	char **prog;			/* PROG and its arguments */
+};
+
+static int cli_option_find(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < NR_CLI_OPTIONS; i++) {
+		if (strlen(cli_options[i].name) == len &&
+		    !strncmp(cli_options[i].name, name, len))
+			return (int)i;
+	}
+	return -1;
+}
+
+/*
+ * Parse the arguments of "uswap run": flags, then PROG.  Flags win over
+ * the environment: a variable whose option is given as a flag is not read
+ * (so a bad value there is no error) and is replaced for PROG.
+ */
+static void parse_run_args(int argc, char **argv, struct run_args *ra)
+{
+	const char *value[NR_CLI_OPTIONS] = { 0 };
+	struct uswap_options scratch;
+	char err[512];
+	int i, o;
+
+	uswap_options_init(&scratch);
+	for (i = 0; i < argc; i++) {
+		const char *arg = argv[i], *eq, *val = NULL;
+
+		if (!strcmp(arg, "--")) {
+			i++;
+			break;
+		}
+		if (arg[0] != '-' || !arg[1])
+			break;
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help"))
+			print_help();
+		if (!strcmp(arg, "--version"))
+			print_version();
+		if (!strcmp(arg, "-v")) {
+			o = cli_option_find("verbose", 7);
+		} else if (arg[1] == '-') {
+			eq = strchr(arg + 2, '=');
+			o = cli_option_find(arg + 2, eq ? (size_t)(eq - arg - 2)
+						       : strlen(arg + 2));
+			if (o < 0)
+				usage_error("unknown option '%.*s'",
+					    eq ? (int)(eq - arg) : (int)strlen(arg),
+					    arg);
+			if (eq)
+				val = eq + 1;
+			else if (cli_options[o].has_value) {
+				if (i + 1 >= argc)
+					usage_error("option '--%s' needs a value",
+						    cli_options[o].name);
+				val = argv[++i];
+			}
+		} else {
+			usage_error("unknown option '%s'", arg);
+		}
+		if (uswap_options_set(&scratch, cli_options[o].name, val, err,
+				      sizeof(err)))
+			usage_error("%s", err);
+		ra->given[o] = true;
+		value[o] = val;
+	}
+	if (i >= argc)
+		usage_error("no program to run");
+	ra->prog = argv + i;
+
+	for (o = 0; o < (int)NR_CLI_OPTIONS; o++) {
+		if (ra->given[o])
+			unsetenv(cli_options[o].env);
+	}
+	uswap_options_init(&ra->opt);
+	if (uswap_options_from_env(&ra->opt, err, sizeof(err)))
+		usage_error("%s", err);
+	for (o = 0; o < (int)NR_CLI_OPTIONS; o++) {
+		if (ra->given[o] &&
+		    uswap_options_set(&ra->opt, cli_options[o].name, value[o],
+				      err, sizeof(err)))
+			usage_error("%s", err);
+	}
+}
+
+static const char *tmp_dir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t && *t ? t : "/tmp";
+}
+
+/*
+ * Check the options as the runtime will see them.  The defaults are left
+ * to the runtime (they depend on each process's start), except the swap
+ * directory: it must be usable, whether given or $TMPDIR.  A bad value is
+ * a usage error; an unusable directory means PROG cannot be started.
+ */
+static void check_options(struct run_args *ra)
+{
+	struct uswap_options o = ra->opt;
+	char err[512], real[PATH_MAX];
+	int ret;
+
+	if (!o.swap_dir[0] && strlen(tmp_dir()) < sizeof(o.swap_dir))
+		strcpy(o.swap_dir, tmp_dir());
+	ret = uswap_options_check(&o, err, sizeof(err));
+	if (ret == -EINVAL || ret == -ENAMETOOLONG)
+		usage_error("%s", err);
+	if (ret) {
+		say("%s", err);
+		exit(EXIT_CANNOT_RUN);
+	}
+	/* Every process of the tree must find the same directory. */
+	if (ra->opt.swap_dir[0] && realpath(ra->opt.swap_dir, real) &&
+	    strlen(real) < sizeof(ra->opt.swap_dir))
+		strcpy(ra->opt.swap_dir, real);
+}
+
+/* ---- what PROG needs -------------------------------------------------- */
+
+/*
+ * Open and initialise a userfaultfd, as the runtime will; on failure say
+ * why and exit 125.
+ */
+static void probe_userfaultfd(void)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	char sysctl[32] = "";
+	int fd, err, sfd;
+	ssize_t n;
+
+	fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (fd >= 0) {
+		if (!ioctl(fd, UFFDIO_API, &api)) {
+			close(fd);
+			return;
+		}
+		err = errno;
+		close(fd);
+		say("userfaultfd does not work here (UFFDIO_API: %s)",
+		    strerror(err));
+		exit(EXIT_CANNOT_RUN);
+	}
+	err = errno;
+	if (err == ENOSYS) {
+		say("this kernel has no userfaultfd (built without CONFIG_USERFAULTFD, or a seccomp filter hides the system call)");
+		exit(EXIT_CANNOT_RUN);
+	}
+	if (err == EPERM) {
+		sfd = open("/proc/sys/vm/unprivileged_userfaultfd",
+			   O_RDONLY | O_CLOEXEC);
+		if (sfd >= 0) {
+			n = read(sfd, sysctl, sizeof(sysctl) - 1);
+			sysctl[n > 0 ? n : 0] = 0;
+			sysctl[strcspn(sysctl, "\n")] = 0;
+			close(sfd);
+		}
+		if (!strcmp(sysctl, "1"))
+			say("userfaultfd is not permitted for this user although vm.unprivileged_userfaultfd=1: a seccomp filter or security module forbids it");
+		else
+			say("userfaultfd is not permitted for this user: set vm.unprivileged_userfaultfd=1 or give the process CAP_SYS_PTRACE (vm.unprivileged_userfaultfd is %s)",
+			    sysctl[0] ? sysctl : "unreadable");
+		exit(EXIT_CANNOT_RUN);
+	}
+	say("cannot open a userfaultfd: %s", strerror(err));
+	exit(EXIT_CANNOT_RUN);
+}
+
+/*
+ * The preload library: next to the uswap executable, else in
+ * ../lib/uswap/ from there (an installed tree).  Exits 125 if neither.
+ */
+static char *find_preload(void)
+{
+	char exe[PATH_MAX], parent[PATH_MAX];
+	static char path[2][PATH_MAX + 64];
+	char *slash;
+	ssize_t n;
+	int i;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0) {
+		say("cannot find the uswap executable (/proc/self/exe: %s)",
+		    strerror(errno));
+		exit(EXIT_CANNOT_RUN);
+	}
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	*slash = 0;
+	strcpy(parent, exe[0] ? exe : "/");
+	slash = strrchr(parent, '/');
+	if (slash)
+		slash[slash == parent] = 0;
+	snprintf(path[0], sizeof(path[0]), "%s/" PRELOAD_NAME, exe);
+	snprintf(path[1], sizeof(path[1]), "%s%slib/uswap/" PRELOAD_NAME,
+		 parent, strcmp(parent, "/") ? "/" : "");
+	for (i = 0; i < 2; i++) {
+		struct stat st;
+
+		if (!stat(path[i], &st) && S_ISREG(st.st_mode)) {
+			if (strpbrk(path[i], ": ")) {
+				say("the preload library's path %s has a ':' or a space, which LD_PRELOAD cannot hold",
+				    path[i]);
+				exit(EXIT_CANNOT_RUN);
+			}
+			return path[i];
+		}
+	}
+	say("preload library not found: looked for %s and %s", path[0],
+	    path[1]);
+	exit(EXIT_CANNOT_RUN);
+}
+
+static void set_env(const char *name, const char *value)
+{
+	if (setenv(name, value, 1)) {
+		say("cannot set %s: %s", name, strerror(errno));
+		exit(EXIT_CANNOT_RUN);
+	}
+}
+
+static void set_env_u64(const char *name, uint64_t v, bool hex)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), hex ? "0x%llx" : "%llu",
+		 (unsigned long long)v);
+	set_env(name, buf);
+}
+
+/*
+ * PROG's environment: the preload library first in LD_PRELOAD, every
+ * option that was given (sizes in bytes; the others unset so that the
+ * runtime uses its defaults), and the statistics directory.
+ */
+static void export_env(const struct run_args *ra, const char *preload,
+		       const char *stats_dir)
+{
+	const struct uswap_options *o = &ra->opt;
+	const char *old = getenv("LD_PRELOAD");
+	char *ld;
+
+	if (old && *old) {
+		ld = malloc(strlen(preload) + strlen(old) + 2);
+		if (!ld) {
+			say("out of memory");
+			exit(EXIT_CANNOT_RUN);
+		}
+		sprintf(ld, "%s:%s", preload, old);
+		set_env("LD_PRELOAD", ld);
+		free(ld);
+	} else {
+		set_env("LD_PRELOAD", preload);
+	}
+#define EXPORT_SIZE(field, name)				\
+	do {							\
+		if (o->field)					\
+			set_env_u64(name, o->field, false);	\
+		else						\
+			unsetenv(name);				\
+	} while (0)
+	EXPORT_SIZE(max, "USWAP_MAX");
+	EXPORT_SIZE(high, "USWAP_HIGH");
+	EXPORT_SIZE(folio_size, "USWAP_FOLIO");
+	EXPORT_SIZE(min_region, "USWAP_MIN_REGION");
+	EXPORT_SIZE(swap_size, "USWAP_SWAP_SIZE");
+	EXPORT_SIZE(fault_threads, "USWAP_FAULT_THREADS");
+#undef EXPORT_SIZE
+	if (o->uffd_features_off)
+		set_env_u64("USWAP_UFFD_FEATURES_OFF", o->uffd_features_off,
+			    true);
+	else
+		unsetenv("USWAP_UFFD_FEATURES_OFF");
+	if (o->swap_dir[0])
+		set_env("USWAP_SWAP_DIR", o->swap_dir);
+	else
+		unsetenv("USWAP_SWAP_DIR");
+	if (o->flags & USWAP_OPT_VERBOSE)
+		set_env("USWAP_VERBOSE", "1");
+	else
+		unsetenv("USWAP_VERBOSE");
+	/* uswap writes the stats file itself, from the merged tree. */
+	unsetenv("USWAP_STATS");
+	if (stats_dir)
+		set_env("USWAP_STATS_DIR", stats_dir);
+}
+
+/* The --stats file must be creatable: its directory must be writable. */
+static void check_stats_file(const char *file)
+{
+	char *dir = strdup(file), *slash;
+
+	if (!dir) {
+		say("out of memory");
+		exit(EXIT_CANNOT_RUN);
+	}
+	slash = strrchr(dir, '/');
+	if (!slash)
+		strcpy(dir, ".");
+	else
+		slash[slash == dir] = 0;
+	if (access(dir, W_OK | X_OK)) {
+		say("--stats %s: cannot write in %s: %s", file, dir,
+		    strerror(errno));
+		exit(EXIT_CANNOT_RUN);
+	}
+	free(dir);
+}
+
+static char *make_stats_dir(void)
+{
+	char *dir;
+
+	if (asprintf(&dir, "%s/uswap-stats.XXXXXX", tmp_dir()) < 0) {
+		say("out of memory");
+		exit(EXIT_CANNOT_RUN);
+	}
+	if (!mkdtemp(dir)) {
+		say("cannot create a statistics directory %s: %s", dir,
+		    strerror(errno));
+		exit(EXIT_CANNOT_RUN);
+	}
+	return dir;
+}
+
+/* ---- statistics ------------------------------------------------------- */
+
+struct counter {
+	char *name;
+	uint64_t v;
+};
+
+struct counters {
+	struct counter *c;
+	size_t n;
+};
+
+/*
+ * vmstat counters add up over the processes, except levels and limits
+ * (names ending in _peak or _bytes): those take the largest.
+ */
+static bool counter_is_level(const char *name)
+{
+	size_t len = strlen(name);
+
+	return (len >= 5 && !strcmp(name + len - 5, "_peak")) ||
+	       (len >= 6 && !strcmp(name + len - 6, "_bytes"));
+}
+
+static bool counters_add(struct counters *cs, const char *name, uint64_t v,
+			 bool take_max)
+{
+	struct counter *c;
+	size_t i;
+
+	for (i = 0; i < cs->n; i++) {
+		c = &cs->c[i];
+		if (strcmp(c->name, name))
+			continue;
+		if (take_max)
+			c->v = v > c->v ? v : c->v;
+		else
+			c->v = c->v > UINT64_MAX - v ? UINT64_MAX : c->v + v;
+		return true;
+	}
+	c = realloc(cs->c, (cs->n + 1) * sizeof(*c));
+	if (!c)
+		return false;
+	cs->c = c;
+	c[cs->n].name = strdup(name);
+	if (!c[cs->n].name)
+		return false;
+	c[cs->n++].v = v;
+	return true;
+}
+
+static uint64_t counters_get(const struct counters *cs, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++) {
+		if (!strcmp(cs->c[i].name, name))
+			return cs->c[i].v;
+	}
+	return 0;
+}
+
+static void counters_free(struct counters *cs)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++)
+		free(cs->c[i].name);
+	free(cs->c);
+}
+
+struct merged {
+	struct counters vmstat, latency;
+	struct json_value **docs;	/* every file read: swaps point in */
+	size_t nr_docs;
+	uint64_t rss_peak_kib;
+};
+
+static char *read_file(int dirfd, const char *name, size_t *lenp)
+{
+	char *buf = NULL, *nb;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (len == cap) {
+			cap = cap ? cap * 2 : 8192;
+			nb = realloc(buf, cap);
+			if (!nb)
+				goto err;
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto err;
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	*lenp = len;
+	return buf;
+err:
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* Add one process's document to m; false when out of memory. */
+static bool merge_doc(struct merged *m, struct json_value *doc)
+{
+	const struct json_value *vs = json_get(doc, "vmstat");
+	const struct json_value *lat = json_get(doc, "fault_latency_us");
+	const struct json_value *rss;
+	struct json_value **docs;
+	size_t i;
+
+	docs = realloc(m->docs, (m->nr_docs + 1) * sizeof(*docs));
+	if (!docs)
+		return false;
+	m->docs = docs;
+	docs[m->nr_docs++] = doc;
+	for (i = 0; vs && vs->type == JSON_OBJECT && i < vs->n; i++) {
+		if (vs->items[i]->is_uint &&
+		    !counters_add(&m->vmstat, vs->keys[i], vs->items[i]->u,
+				  counter_is_level(vs->keys[i])))
+			return false;
+	}
+	for (i = 0; lat && lat->type == JSON_OBJECT && i < lat->n; i++) {
+		if (lat->items[i]->is_uint &&
+		    !counters_add(&m->latency, lat->keys[i], lat->items[i]->u,
+				  false))
+			return false;
+	}
+	rss = json_get(json_get(doc, "process"), "rss_peak_kib");
+	if (rss && rss->is_uint && rss->u > m->rss_peak_kib)
+		m->rss_peak_kib = rss->u;
+	return true;
+}
+
+/*
+ * Read every <pid>.json of dir into m.  A file that cannot be read or
+ * parsed (a process killed while writing it) is skipped, with a warning
+ * when verbose.
+ */
+static void merge_dir(const char *dir, struct merged *m, bool verbose)
+{
+	struct json_value *doc;
+	struct dirent *de;
+	char err[256];
+	size_t len;
+	char *text;
+	DIR *d = opendir(dir);
+
+	if (!d) {
+		say("cannot read the statistics directory %s: %s", dir,
+		    strerror(errno));
+		return;
+	}
+	while ((de = readdir(d))) {
+		size_t nlen = strlen(de->d_name);
+
+		if (nlen < 6 || strcmp(de->d_name + nlen - 5, ".json"))
+			continue;
+		text = read_file(dirfd(d), de->d_name, &len);
+		if (!text) {
+			if (verbose)
+				say("cannot read statistics %s/%s: %s", dir,
+				    de->d_name, strerror(errno));
+			continue;
+		}
+		if (json_parse(text, len, &doc, err, sizeof(err)) ||
+		    doc->type != JSON_OBJECT) {
+			if (verbose)
+				say("statistics %s/%s are not a JSON object (%s): skipped",
+				    dir, de->d_name, doc ? "not an object" : err);
+			json_free(doc);
+		} else if (!merge_doc(m, doc)) {
+			say("out of memory merging statistics");
+			json_free(doc);
+		}
+		free(text);
+	}
+	closedir(d);
+}
+
+static void write_counters(FILE *f, const struct counters *cs)
+{
+	size_t i;
+
+	fputc('{', f);
+	for (i = 0; i < cs->n; i++) {
+		fputs(i ? ",\n    " : "\n    ", f);
+		json_write_string(f, cs->c[i].name);
+		fprintf(f, ": %llu", (unsigned long long)cs->c[i].v);
+	}
+	fputs(cs->n ? "\n  }" : "}", f);
+}
+
+static void write_merged(FILE *f, const struct merged *m)
+{
+	const struct json_value *swaps;
+	bool first = true;
+	size_t i, j;
+
+	fputs("{\n  \"vmstat\": ", f);
+	write_counters(f, &m->vmstat);
+	fputs(",\n  \"swaps\": [", f);
+	for (i = 0; i < m->nr_docs; i++) {
+		swaps = json_get(m->docs[i], "swaps");
+		for (j = 0; swaps && swaps->type == JSON_ARRAY && j < swaps->n;
+		     j++) {
+			fputs(first ? "\n    " : ",\n    ", f);
+			json_write(f, swaps->items[j]);
+			first = false;
+		}
+	}
+	fputs(first ? "]" : "\n  ]", f);
+	fputs(",\n  \"fault_latency_us\": ", f);
+	write_counters(f, &m->latency);
+	fprintf(f, ",\n  \"process\": {\"rss_peak_kib\": %llu, \"processes\": %zu}\n}\n",
+		(unsigned long long)m->rss_peak_kib, m->nr_docs);
+}
+
+/* Write the merged statistics to file, through file.tmp and rename(2). */
+static int write_stats_file(const char *file, const struct merged *m)
+{
+	char *tmp;
+	FILE *f;
+	int err = 0;
+
+	if (asprintf(&tmp, "%s.tmp", file) < 0)
+		return -ENOMEM;
+	f = fopen(tmp, "we");
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	write_merged(f, m);
+	if (fflush(f) || ferror(f) || fsync(fileno(f)))
+		err = -(errno ? errno : EIO);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, file))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+out:
+	free(tmp);
+	return err;
+}
+
+static void remove_dir(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (d) {
+		while ((de = readdir(d))) {
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				unlinkat(dirfd(d), de->d_name, 0);
+		}
+		closedir(d);
+	}
+	if (rmdir(dir) && errno != ENOENT)
+		say("cannot remove the statistics directory %s: %s", dir,
+		    strerror(errno));
+}
+
+/*
+ * After PROG: merge what the processes wrote, write the --stats file,
+ * print the --verbose summary, remove the directory.
+ */
+static void finish_stats(const char *dir, const struct run_args *ra)
+{
+	bool verbose = ra->opt.flags & USWAP_OPT_VERBOSE;
+	struct merged m = { 0 };
+	size_t i;
+	int err;
+
+	merge_dir(dir, &m, verbose);
+	if (verbose && !m.nr_docs)
+		say("no process wrote statistics (was the preload library loaded?)");
+	if (ra->opt.stats_path[0]) {
+		err = write_stats_file(ra->opt.stats_path, &m);
+		if (err)
+			say("--stats %s: %s", ra->opt.stats_path,
+			    strerror(-err));
+	}
+	if (verbose && m.nr_docs)
+		say("pgfault %llu pgmajfault %llu pswpin %llu pswpout %llu resident_peak %llu MiB max %llu MiB rss_peak %llu MiB",
+		    (unsigned long long)counters_get(&m.vmstat, "pgfault"),
+		    (unsigned long long)counters_get(&m.vmstat, "pgmajfault"),
+		    (unsigned long long)counters_get(&m.vmstat, "pswpin"),
+		    (unsigned long long)counters_get(&m.vmstat, "pswpout"),
+		    (unsigned long long)(counters_get(&m.vmstat, "resident_peak") >> 20),
+		    (unsigned long long)(counters_get(&m.vmstat, "max_bytes") >> 20),
+		    (unsigned long long)(m.rss_peak_kib >> 10));
+	for (i = 0; i < m.nr_docs; i++)
+		json_free(m.docs[i]);
+	free(m.docs);
+	counters_free(&m.vmstat);
+	counters_free(&m.latency);
+	remove_dir(dir);
+}
+
+/* ---- running PROG ----------------------------------------------------- */
+
+/*
+ * Start PROG.  The forwarded signals and SIGCHLD are blocked in uswap (it
+ * takes them with sigwaitinfo) and restored in the child before exec.  An
+ * exec failure comes back as the child's errno through a close-on-exec
+ * pipe: end of file means exec succeeded.
+ */
+static pid_t spawn(char **prog, const sigset_t *oldmask, bool chld_ignored,
+		   int *exec_err)
+{
+	int pfd[2], e;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(pfd, O_CLOEXEC)) {
+		say("pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0) {
+		say("fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (!pid) {
+		close(pfd[0]);
+		if (chld_ignored)
+			signal(SIGCHLD, SIG_IGN);
+		sigprocmask(SIG_SETMASK, oldmask, NULL);
+		execvp(prog[0], prog);
+		e = errno;
+		(void)!write(pfd[1], &e, sizeof(e));
+		_exit(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC);
+	}
+	close(pfd[1]);
+	do
+		n = read(pfd[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(pfd[0]);
+	*exec_err = n == sizeof(e) ? e : 0;
+	return pid;
+}
+
+/*
+ * Wait for PROG, passing on the forwarded signals.  PROG runs in uswap's
+ * process group, so a signal from the terminal (Ctrl-C, a window resize)
+ * reaches both already: those are kernel-sent (si_code > 0) and not
+ * passed on.  A signal sent with kill(2) or sigqueue(3) (si_code <= 0)
+ * was meant for uswap alone, unless PROG sent it: that one is passed on.
+ * (A kill(2) to the whole process group does reach PROG twice; for these
+ * signals that is harmless.)
+ */
+static int wait_child(pid_t pid, const sigset_t *set)
+{
+	siginfo_t si;
+	pid_t r;
+	int status, sig;
+
+	for (;;) {
+		sig = sigwaitinfo(set, &si);
+		if (sig < 0) {
+			if (errno == EINTR)
+				continue;
+			say("sigwaitinfo: %s", strerror(errno));
+			break;
+		}
+		if (sig == SIGCHLD) {
+			r = waitpid(pid, &status, WNOHANG);
+			if (r == pid)
+				return status;
+			if (r < 0 && errno != EINTR)
+				break;
+			continue;
+		}
+		if (si.si_code <= 0 && si.si_pid != pid)
+			kill(pid, sig);
+	}
+	while ((r = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	return r == pid ? status : (EXIT_CANNOT_RUN << 8);
+}
+
+/* Die of sig as PROG did, so that the shell sees the signal. */
+static void __attribute__((noreturn)) die_of_signal(int sig)
+{
+	struct rlimit no_core = { 0, 0 };
+	sigset_t s;
+
+	fflush(stdout);
+	fflush(stderr);
+	setrlimit(RLIMIT_CORE, &no_core);	/* PROG dumped its own core */
+	signal(sig, SIG_DFL);
+	sigemptyset(&s);
+	sigaddset(&s, sig);
+	sigprocmask(SIG_UNBLOCK, &s, NULL);
+	raise(sig);
+	/* Still alive: the signal's default is to ignore or stop. */
+	exit(128 + sig);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_args ra = { 0 };
+	char *stats_dir = NULL;
+	const char *preload;
+	sigset_t set, oldmask;
+	bool chld_ignored;
+	int status, exec_err;
+	size_t i;
+	pid_t pid;
+
+	parse_run_args(argc, argv, &ra);
+	check_options(&ra);
+	probe_userfaultfd();
+	preload = find_preload();
+	if (ra.opt.stats_path[0])
+		check_stats_file(ra.opt.stats_path);
+	if (ra.opt.stats_path[0] || (ra.opt.flags & USWAP_OPT_VERBOSE))
+		stats_dir = make_stats_dir();
+	export_env(&ra, preload, stats_dir);
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (i = 0; i < sizeof(forwarded_signals) / sizeof(int); i++)
+		sigaddset(&set, forwarded_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, &oldmask);
+	/* An ignored SIGCHLD would reap PROG before uswap could wait. */
+	chld_ignored = signal(SIGCHLD, SIG_DFL) == SIG_IGN;
+
+	pid = spawn(ra.prog, &oldmask, chld_ignored, &exec_err);
+	if (pid < 0) {
+		if (stats_dir)
+			remove_dir(stats_dir);
+		return EXIT_CANNOT_RUN;
+	}
+	status = wait_child(pid, &set);
+	if (exec_err) {
+		say("%s: %s", ra.prog[0], strerror(exec_err));
+		if (stats_dir)
+			remove_dir(stats_dir);
+		return exec_err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+	}
+	if (stats_dir) {
+		finish_stats(stats_dir, &ra);
+		free(stats_dir);
+	}
+	if (WIFSIGNALED(status))
+		die_of_signal(WTERMSIG(status));
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_CANNOT_RUN;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		fputs("Try 'uswap --help'.\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help"))
+		print_help();
+	if (!strcmp(argv[1], "--version"))
+		print_version();
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc - 2, argv + 2);
+	fprintf(stderr, "uswap: unknown command '%s'\n%sTry 'uswap --help'.\n",
+		argv[1], usage_text);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * uswap.h - application-level swap on userfaultfd.
+ *
+ * A runtime gives the memory of its managed regions a budget: resident
+ * managed memory stays under `max`; past `high` a background reclaimer moves
+ * cold folios to a swap file, and an access to a folio that is not resident
+ * brings it back through userfaultfd.  Nothing here needs root.
+ *
+ * All functions return 0 or a negative errno value unless they say otherwise.
+ * The library starts its own threads (fault handlers and a reclaimer); it
+ * never calls malloc on its fault path and exports only the symbols below.
+ */
+#ifndef USWAP_H
+#define USWAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define USWAP_VERSION "0.1.0"
+
+struct uswap_runtime;
+
+/* Flags of struct uswap_options.flags. */
+#define USWAP_OPT_VERBOSE	(1u << 0)	/* one-line summary on stderr at destroy */
+
+/*
+ * Options of a runtime.  Initialise with uswap_options_init(), then set
+ * fields directly or by name with uswap_options_set().  A zero size means
+ * "the documented default".
+ */
+struct uswap_options {
+	uint64_t max;		/* hard limit on resident managed bytes; default:
+				   half of MemAvailable at start */
+	uint64_t high;		/* background reclaim starts above this; default:
+				   90% of max; must not exceed max */
+	uint64_t folio_size;	/* unit of fault-in and reclaim: 4K, 16K, 64K
+				   (default) or 2M */
+	uint64_t min_region;	/* preload only: smallest anonymous private mmap
+				   that is managed; default 1 MiB */
+	uint64_t swap_size;	/* size cap of the swap file; default: eight times
+				   max, at least 1 GiB, at most half the free space
+				   of swap_dir's file system */
+	char swap_dir[256];	/* directory of the swap file; default $TMPDIR,
+				   else /tmp */
+	char stats_path[256];	/* preload only: JSON counters written here at exit */
+	unsigned fault_threads;	/* fault handler threads; default 2 */
+	unsigned flags;		/* USWAP_OPT_* */
+	uint64_t uffd_features_off; /* testing: userfaultfd feature bits to treat
+				       as absent (exercises fallbacks) */
+};
+
+/* Fill *opt with defaults (all sizes zero: computed at runtime creation). */
+void uswap_options_init(struct uswap_options *opt);
+
+/*
+ * Set one option by name, as the command line and the environment spell it:
+ * "max", "high", "folio", "min-region", "swap-size", "swap-dir", "stats",
+ * "fault-threads", "verbose", "uffd-features-off".  Sizes take K, M, G, T
+ * suffixes (powers of 1024) or a plain byte count.  On a bad name or value,
+ * returns -EINVAL and writes one line naming the option and what was
+ * expected into err (errlen bytes, may be 0).
+ */
+int uswap_options_set(struct uswap_options *opt, const char *name,
+		      const char *value, char *err, size_t errlen);
+
+/*
+ * Read options from the environment: USWAP_MAX, USWAP_HIGH, USWAP_FOLIO,
+ * USWAP_MIN_REGION, USWAP_SWAP_SIZE, USWAP_SWAP_DIR, USWAP_STATS,
+ * USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_UFFD_FEATURES_OFF (each the
+ * option of the same name, upper case, '-' as '_').  Errors as
+ * uswap_options_set(), naming the variable.
+ */
+int uswap_options_from_env(struct uswap_options *opt, char *err, size_t errlen);
+
+/*
+ * Check that the options are consistent (high <= max, folio size valid, ...)
+ * after defaults are applied.  Errors as uswap_options_set().
+ */
+int uswap_options_check(const struct uswap_options *opt, char *err, size_t errlen);
+
+/* Parse a size ("64M", "2G", "4096", "1.5G"); 0 or -EINVAL / -ERANGE. */
+int uswap_size_parse(const char *s, uint64_t *out);
+
+/*
+ * Create a runtime: probe userfaultfd, create the swap file (unlinked at
+ * once), start the fault handler and reclaimer threads.  Returns -ENOSYS or
+ * -EPERM when userfaultfd is unavailable to this process.
+ */
+int uswap_runtime_create(const struct uswap_options *opt,
+			 struct uswap_runtime **rtp);
+
+/* Stop the threads, unmap every region still managed, close the swap file. */
+void uswap_runtime_destroy(struct uswap_runtime *rt);
+
+/* Map len bytes (rounded up to pages) of managed anonymous memory. */
+int uswap_region_create(struct uswap_runtime *rt, size_t len, void **addrp);
+
+/*
+ * The mmap(2) family, for a host that interposes it (the preload library).
+ * Each manages what it should and passes the rest to the kernel, and
+ * returns what the system call returns, with errno set on failure.
+ *
+ * uswap_mmap: an anonymous private read-write mapping of at least
+ *   min_region bytes becomes a managed region; anything else is mapped
+ *   unmanaged.
+ * uswap_munmap, uswap_mremap, uswap_madvise: keep the state of managed
+ *   ranges right (freed memory frees its swap slots; a moved region keeps
+ *   its swapped-out contents; MADV_DONTNEED and MADV_FREE read back as
+ *   zeros).
+ */
+void *uswap_mmap(struct uswap_runtime *rt, void *addr, size_t len, int prot,
+		 int flags, int fd, long offset);
+int uswap_munmap(struct uswap_runtime *rt, void *addr, size_t len);
+void *uswap_mremap(struct uswap_runtime *rt, void *old_addr, size_t old_len,
+		   size_t new_len, int flags, void *new_addr);
+int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len, int advice);
+
+/* Is [addr, addr+len) wholly or partly managed?  1, 0. */
+int uswap_is_managed(struct uswap_runtime *rt, const void *addr, size_t len);
+
+/*
+ * Counters.  Names follow /proc/vmstat where the kernel has one.  Values
+ * are cumulative unless the name says otherwise (resident_bytes, ...).
+ */
+enum uswap_counter {
+	USWAP_PGFAULT,			/* userfaultfd faults handled */
+	USWAP_PGMAJFAULT,		/* faults that read a tier */
+	USWAP_PSWPIN,			/* pages read from swap */
+	USWAP_PSWPOUT,			/* pages written to swap */
+	USWAP_PGSCAN,			/* pages scanned by reclaim */
+	USWAP_PGSTEAL,			/* pages reclaimed */
+	USWAP_PGACTIVATE,		/* pages moved to the active list */
+	USWAP_PGDEACTIVATE,		/* pages moved to the inactive list */
+	USWAP_WORKINGSET_REFAULT,	/* workingset_refault_anon */
+	USWAP_WORKINGSET_ACTIVATE,	/* workingset_activate_anon */
+	USWAP_WORKINGSET_RESTORE,	/* workingset_restore_anon */
+	USWAP_ZERO_FILL,		/* faults served with zeros, no I/O */
+	USWAP_WP_FAULT,			/* write-protect faults handled */
+	USWAP_EVICT_ABORT,		/* evictions cancelled by a write */
+	USWAP_CLEAN_DROP,		/* pages evicted without I/O (clean) */
+	USWAP_SWAP_FULL,		/* folios kept resident: no swap space */
+	USWAP_SWAP_IO_ERROR,		/* failed swap reads or writes */
+	USWAP_RECLAIM_STALL,		/* faults that waited at max */
+	USWAP_RECLAIM_STALL_US,		/* microseconds spent waiting at max */
+	USWAP_MAX_OVERRUN,		/* folios admitted past max: no tier had room */
+	USWAP_FORK_MATERIALIZED,	/* pages read into a child at fork */
+	USWAP_RESIDENT_BYTES,		/* now: managed bytes resident */
+	USWAP_RESIDENT_PEAK,		/* peak of resident_bytes */
+	USWAP_SWAP_USED_BYTES,		/* now: bytes of swap slots in use */
+	USWAP_MAX_BYTES,		/* the budget's max */
+	USWAP_HIGH_BYTES,		/* the budget's high */
+	USWAP_MANAGED_BYTES,		/* now: bytes of managed address space */
+	USWAP_METADATA_BYTES,		/* now: bytes of page state tables */
+	USWAP_NR_COUNTERS
+};
+
+/* The counter's name, as in the JSON ("pgfault", "pswpin", ...). */
+const char *uswap_counter_name(enum uswap_counter c);
+
+/* Read up to n counters into values[0..n), indexed by enum uswap_counter. */
+int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n);
+
+/* Fault latency histogram: bucket i counts faults served in [2^i, 2^(i+1)) us. */
+#define USWAP_LATENCY_BUCKETS 24
+int uswap_stats_latency(struct uswap_runtime *rt,
+			uint64_t hist[USWAP_LATENCY_BUCKETS]);
+
+/*
+ * Write the counters as one JSON object: {"vmstat": {...}, "swaps": [...],
+ * "fault_latency_us": {...}, "process": {...}} to fd.
+ */
+int uswap_stats_write_json(struct uswap_runtime *rt, int fd);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* USWAP_H */

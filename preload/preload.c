@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * preload.c - libuswap_preload.so: transparent mode.
+ *
+ * Loaded into a program with LD_PRELOAD (uswap run does that), it creates
+ * a runtime from the USWAP_* environment and interposes mmap, munmap,
+ * mremap and madvise, so that every anonymous private mapping of at least
+ * --min-region bytes is managed.  Only these five symbols are exported.
+ *
+ * A child after fork gets a runtime of its own the first time it maps
+ * managed memory (its inherited managed memory was made resident by the
+ * library's fork handler).  At exit the counters are written as JSON to
+ * $USWAP_STATS_DIR/<pid>.json (set by uswap run) or to $USWAP_STATS.
+ * The runtime is not destroyed at exit: other threads may still run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "uswap.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+static struct uswap_runtime *rt;
+static pid_t rt_pid;
+static bool disabled;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void say(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n = snprintf(buf, sizeof(buf), "uswap[%d]: ", (int)getpid());
+
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	(void)!write(STDERR_FILENO, buf, (size_t)n);
+}
+
+/* The runtime of this process, created on first use (and after fork). */
+static struct uswap_runtime *runtime(void)
+{
+	struct uswap_options opt;
+	char err[256];
+	int ret;
+
+	if (disabled)
+		return NULL;
+	if (__atomic_load_n(&rt_pid, __ATOMIC_ACQUIRE) == getpid())
+		return rt;
+	pthread_mutex_lock(&init_lock);
+	if (rt_pid != getpid() && !disabled) {
+		uswap_options_init(&opt);
+		ret = uswap_options_from_env(&opt, err, sizeof(err));
+		if (!ret)
+			ret = uswap_runtime_create(&opt, &rt);
+		else
+			say("%s", err);
+		if (ret) {
+			say("cannot start (%s): the program runs without uswap",
+			    strerror(-ret));
+			rt = NULL;
+			disabled = true;
+		}
+		__atomic_store_n(&rt_pid, getpid(), __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&init_lock);
+	return disabled ? NULL : rt;
+}
+
+EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+		  off_t off)
+{
+	if ((flags & MAP_ANONYMOUS) && len >= 4096) {
+		struct uswap_runtime *r = runtime();
+
+		if (r)
+			return uswap_mmap(r, addr, len, prot, flags, fd, off);
+	}
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+EXPORT void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
+		    off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+EXPORT int munmap(void *addr, size_t len)
+{
+	if (rt && rt_pid == getpid())
+		return uswap_munmap(rt, addr, len);
+	return syscall(SYS_munmap, addr, len) < 0 ? -1 : 0;
+}
+
+EXPORT void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *new_addr = NULL;
+	va_list ap;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (rt && rt_pid == getpid())
+		return uswap_mremap(rt, old, old_len, new_len, flags, new_addr);
+	return (void *)syscall(SYS_mremap, old, old_len, new_len, flags,
+			       new_addr);
+}
+
+EXPORT int madvise(void *addr, size_t len, int advice)
+{
+	if (rt && rt_pid == getpid())
+		return uswap_madvise(rt, addr, len, advice);
+	return syscall(SYS_madvise, addr, len, advice) < 0 ? -1 : 0;
+}
+
+static void write_stats(void)
+{
+	const char *dir = getenv("USWAP_STATS_DIR");
+	const char *file = getenv("USWAP_STATS");
+	char path[4096];
+	int fd;
+
+	if (dir && *dir)
+		snprintf(path, sizeof(path), "%s/%d.json", dir, (int)getpid());
+	else if (file && *file)
+		snprintf(path, sizeof(path), "%s", file);
+	else
+		return;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		say("cannot write stats to %s: %s", path, strerror(errno));
+		return;
+	}
+	uswap_stats_write_json(rt, fd);
+	close(fd);
+}
+
+static void summary(void)
+{
+	uint64_t v[USWAP_NR_COUNTERS];
+
+	uswap_stats_read(rt, v, USWAP_NR_COUNTERS);
+	say("pgfault %llu pgmajfault %llu pswpin %llu pswpout %llu resident_peak %llu MiB max %llu MiB",
+	    (unsigned long long)v[USWAP_PGFAULT],
+	    (unsigned long long)v[USWAP_PGMAJFAULT],
+	    (unsigned long long)v[USWAP_PSWPIN],
+	    (unsigned long long)v[USWAP_PSWPOUT],
+	    (unsigned long long)(v[USWAP_RESIDENT_PEAK] >> 20),
+	    (unsigned long long)(v[USWAP_MAX_BYTES] >> 20));
+}
+
+__attribute__((constructor)) static void preload_init(void)
+{
+	runtime();
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+	const char *v = getenv("USWAP_VERBOSE");
+
+	if (!rt || rt_pid != getpid())
+		return;
+	write_stats();
+	/* uswap run prints the tree's merged summary itself. */
+	if (v && *v && strcmp(v, "0") && !getenv("USWAP_STATS_DIR"))
+		summary();
+}

@@ -1,0 +1,286 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * internal.h - uswap's internal structures and cross-file prototypes,
+ * grouped by the file that defines them.
+ */
+#ifndef USWAP_INTERNAL_H
+#define USWAP_INTERNAL_H
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "uswap.h"
+#include "swap.h"
+
+#define PAGE_SHIFT	12
+#define PAGE_SIZE	(1ul << PAGE_SHIFT)
+#define PAGE_MASK	(~(PAGE_SIZE - 1))
+#define MAX_FOLIO_SHIFT	21
+#define MAX_FOLIO_PAGES	(1u << (MAX_FOLIO_SHIFT - PAGE_SHIFT))
+
+#define EXPORT		__attribute__((visibility("default")))
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b)	((a) < (b) ? (a) : (b))
+#define MAX(a, b)	((a) > (b) ? (a) : (b))
+
+/*
+ * Folio states (region.c has the state diagram).  The state lives in the
+ * low bits of folio->flags with the flag bits above it; every change of
+ * state is a compare-and-swap by the thread that owns the transition.
+ */
+enum folio_state {
+	FOLIO_NONE,		/* never touched (or discarded): reads as zeros */
+	FOLIO_RESIDENT,		/* mapped in the region */
+	FOLIO_EVICTING,		/* write-protected, being written to a slot */
+	FOLIO_ZAPPING,		/* stored; being removed from the address space */
+	FOLIO_SWAPPED,		/* only in its slots (swp[] of its pages) */
+	FOLIO_LOADING,		/* being read back by a fault handler */
+};
+
+#define FOLIO_STATE_MASK	0x7u
+#define F_LRU		(1u << 3)	/* on one of the region's LRU lists */
+#define F_ACTIVE	(1u << 4)	/* ... the active one */
+#define F_REFERENCED	(1u << 5)	/* written since armed */
+#define F_ARMED		(1u << 6)	/* write-protected to observe writes */
+#define F_CLEAN		(1u << 7)	/* swp[] holds an exact copy; WP'd */
+#define F_WORKINGSET	(1u << 8)	/* was active when evicted */
+#define F_WAITERS	(1u << 9)	/* a fault waits for ZAPPING to end */
+
+/*
+ * Per-folio metadata: 12 bytes.  next/prev link the folio on its region's
+ * LRU list while resident; while swapped, prev holds the shadow entry
+ * (the eviction clock at eviction, workingset.c).
+ */
+struct folio {
+	uint32_t next, prev;
+	_Atomic uint32_t flags;
+};
+
+#define FOLIO_NIL	UINT32_MAX
+#define SHADOW(f)	((f)->prev)
+
+static inline unsigned folio_state(uint32_t flags)
+{
+	return flags & FOLIO_STATE_MASK;
+}
+
+enum lru_list_id { LRU_INACTIVE, LRU_ACTIVE, NR_LRU_LISTS };
+
+struct lru_list {
+	uint32_t head, tail;	/* folio indices; head is the newest */
+	uint32_t nr_folios;
+	uint64_t nr_pages;
+};
+
+/*
+ * A managed region: one page-aligned range registered with userfaultfd.
+ * Folio i covers [origin + i*fsize, origin + (i+1)*fsize) clipped to
+ * [start, end): folio boundaries move with the data when a region moves.
+ *
+ * The region table and start/end/origin/arrays change only under the
+ * runtime's op_lock held for writing.  lru_lock protects the LRU lists and
+ * the next/prev links of folios on them; it nests inside op_lock.
+ */
+struct region {
+	uintptr_t start, end, origin;
+	unsigned folio_shift;
+	uint32_t nr_pages, nr_folios;
+	swp_entry_t *swp;		/* per page: slot holding its contents */
+	struct folio *folios;
+	size_t swp_map_len, folio_map_len;
+	pthread_mutex_t lru_lock;
+	struct lru_list lru[NR_LRU_LISTS];
+	uint32_t scan_cursor;		/* reclaim: where the last batch stopped */
+	_Atomic int refs;		/* table reference + one per user */
+	uintptr_t busy_start, busy_end;	/* range being changed: reclaim skips it */
+	struct uswap_runtime *rt;
+};
+
+/* Budget (memcontrol.c).  Charges are in pages. */
+struct memcg {
+	_Atomic uint64_t resident;	/* pages charged */
+	_Atomic uint64_t peak;
+	uint64_t max, high, low;	/* pages; low = where reclaim stops */
+	pthread_mutex_t lock;		/* protects waiters and the condvars */
+	pthread_cond_t room;		/* signalled when charges drop */
+	pthread_cond_t kick;		/* wakes the reclaimer */
+	_Atomic unsigned waiters;	/* faults waiting for room */
+	_Atomic bool stuck;		/* reclaim can make no room: admit past max */
+};
+
+struct vmstat {
+	_Atomic uint64_t ev[USWAP_NR_COUNTERS];
+	_Atomic uint64_t latency[USWAP_LATENCY_BUCKETS];
+};
+
+struct uswap_runtime {
+	struct uswap_options opt;
+	int uffd;
+	uint64_t features;		/* userfaultfd features in use */
+	bool have_wp;			/* UFFDIO_REGISTER_MODE_WP on anon */
+	bool stopping;
+	bool defunct;			/* a child's copy after fork: unused */
+	unsigned folio_shift;
+
+	/*
+	 * op_lock: held for reading by every operation that changes folio
+	 * states (fault handling, a reclaim step), for writing by structural
+	 * changes (region create/unmap/remap/discard, fork).  Nobody holds it
+	 * across I/O or while waiting for budget: in-flight folios
+	 * (EVICTING, LOADING) are owned by their thread without the lock, and
+	 * structural changes wait for them to settle.
+	 */
+	pthread_rwlock_t op_lock;
+	struct region **regions;	/* sorted by start; under op_lock */
+	unsigned nr_regions, cap_regions;
+	size_t regions_map_len;
+
+	struct memcg memcg;
+	struct swap_info swap;
+	struct vmstat stat;
+	_Atomic uint64_t nonresident_age;	/* workingset clock, pages */
+
+	pthread_t fault_tids[64];
+	struct fault_thread *fault_threads[64];
+	unsigned nr_fault_threads;
+	pthread_t reclaim_thread;
+	bool reclaim_started;
+	int wake_pipe[2];		/* wakes fault threads at shutdown */
+
+	void *zero_buf;			/* MAX folio of zeros, read-only */
+	void *thread_bufs;		/* one folio buffer per fault thread */
+	uint64_t meta_bytes;
+	bool logged_full, logged_overrun, logged_io;
+};
+
+/* prim.c: the system call layer. */
+int prim_uffd_open(uint64_t features_wanted, uint64_t features_off,
+		   uint64_t *features_got, int *uffdp);
+int prim_uffd_register(int uffd, uintptr_t start, size_t len, bool wp);
+int prim_uffd_unregister(int uffd, uintptr_t start, size_t len);
+int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
+		   bool wp, size_t *copied);
+int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect,
+		 bool wake);
+int prim_uffd_wake(int uffd, uintptr_t start, size_t len);
+void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+int prim_munmap(void *addr, size_t len);
+void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,
+		  void *new_addr);
+int prim_madvise(void *addr, size_t len, int advice);
+/* Zap many ranges at once (process_madvise, else one madvise each). */
+int prim_zap_ranges(const struct iovec *iov, size_t n);
+void *prim_alloc(size_t len);		/* internal memory: zeroed, page-rounded */
+void prim_free(void *p, size_t len);
+ssize_t prim_pwritev(int fd, const struct iovec *iov, int n, off_t off);
+ssize_t prim_pread(int fd, void *buf, size_t len, off_t off);
+uint64_t prim_now_us(void);
+
+/* log.c */
+void uswap_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void uswap_log_once(bool *done, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* vmstat.c */
+static inline void count_event(struct uswap_runtime *rt, unsigned item,
+			       uint64_t n)
+{
+	atomic_fetch_add_explicit(&rt->stat.ev[item], n, memory_order_relaxed);
+}
+void count_latency(struct uswap_runtime *rt, uint64_t us);
+
+/* memcontrol.c */
+void memcg_init(struct memcg *mc, uint64_t max_bytes, uint64_t high_bytes,
+		unsigned folio_pages);
+void memcg_destroy(struct memcg *mc);
+/* Charge nr pages, waiting while that would pass max.  Returns the stall. */
+uint64_t memcg_charge(struct uswap_runtime *rt, unsigned nr);
+void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr);
+bool memcg_above_high(struct memcg *mc);
+bool memcg_above_low(struct memcg *mc);
+void memcg_kick_reclaim(struct memcg *mc);
+/* Reclaim reports whether it could make progress (stuck admits past max). */
+void memcg_set_stuck(struct uswap_runtime *rt, bool stuck);
+
+/* region.c */
+int region_table_init(struct uswap_runtime *rt);
+void region_table_destroy(struct uswap_runtime *rt);
+struct region *region_find_locked(struct uswap_runtime *rt, uintptr_t addr);
+void region_get(struct region *r);
+void region_put(struct region *r);
+int region_add(struct uswap_runtime *rt, uintptr_t start, size_t len);
+int region_unmap(struct uswap_runtime *rt, uintptr_t start, size_t len);
+int region_discard(struct uswap_runtime *rt, uintptr_t start, size_t len);
+int region_remap(struct uswap_runtime *rt, uintptr_t old, size_t old_len,
+		 size_t new_len, int flags, uintptr_t new_addr,
+		 uintptr_t *result);
+
+static inline size_t folio_size(const struct region *r)
+{
+	return (size_t)1 << r->folio_shift;
+}
+static inline uint32_t folio_index(const struct region *r, uintptr_t addr)
+{
+	return (uint32_t)((addr - r->origin) >> r->folio_shift);
+}
+/* The clipped address range of folio i and the index of its first page. */
+static inline void folio_range(const struct region *r, uint32_t i,
+			       uintptr_t *addr, size_t *len, uint32_t *page)
+{
+	uintptr_t s = r->origin + ((uintptr_t)i << r->folio_shift);
+	uintptr_t e = s + folio_size(r);
+
+	if (s < r->start)
+		s = r->start;
+	if (e > r->end)
+		e = r->end;
+	*addr = s;
+	*len = e - s;
+	*page = (uint32_t)((s - r->start) >> PAGE_SHIFT);
+}
+/* Folios in the range [start,end) that is inside r: first and last+1. */
+void region_folios_in(const struct region *r, uintptr_t start, uintptr_t end,
+		      uint32_t *first, uint32_t *last);
+/* Free the swap entries of pages [page, page+nr) of r and clear them. */
+void region_free_entries(struct region *r, uint32_t page, uint32_t nr);
+
+/* lru (vmscan.c) */
+void lru_add(struct region *r, uint32_t i, bool active);
+void lru_del(struct region *r, uint32_t i);
+/* memory.c: the fault path. */
+struct fault_thread;
+struct fault_thread *fault_thread_alloc(struct uswap_runtime *rt, void *buf);
+void fault_thread_free(struct fault_thread *ft);
+void *fault_thread_main(void *arg);
+
+/* vmscan.c: the reclaimer. */
+void *reclaim_thread_main(void *arg);
+uint64_t lru_active_pages(struct uswap_runtime *rt);
+
+/* workingset.c: refault detection. */
+void workingset_eviction(struct uswap_runtime *rt, struct region *r,
+			 struct folio *f, unsigned nr_pages);
+/* Returns true when the refaulting folio should go on the active list. */
+bool workingset_refault(struct uswap_runtime *rt, struct region *r,
+			struct folio *f, unsigned nr_pages);
+void workingset_activation(struct uswap_runtime *rt, unsigned nr_pages);
+
+/* region.c, for mmap.c */
+uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end);
+int region_cut(struct uswap_runtime *rt, struct region *r, uintptr_t start,
+	       uintptr_t end);
+int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,
+		size_t new_len);
+
+/* mmap.c */
+void settle_range(struct uswap_runtime *rt, uintptr_t start, uintptr_t end);
+void settle_done(struct uswap_runtime *rt);
+
+#endif /* USWAP_INTERNAL_H */

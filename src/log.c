@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/*
+ * log.c - messages on stderr.
+ *
+ * uswap runs inside someone else's process and may log from its fault
+ * path, so messages are formatted on the stack and written with one
+ * write(2): no stdio, no malloc, no lock the application could hold.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static void vlog(const char *fmt, va_list ap)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof(buf), "uswap[%d]: ", (int)getpid());
+
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
+	if (n >= (int)sizeof(buf) - 1)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	(void)!write(STDERR_FILENO, buf, (size_t)n);
+}
+
+void uswap_log(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}
+
+/* Log a message the first time only: *done remembers it was said. */
+void uswap_log_once(bool *done, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (__atomic_exchange_n(done, true, __ATOMIC_RELAXED))
+		return;
+	va_start(ap, fmt);
+	vlog(fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memory.c - the fault path (the kernel's handle_mm_fault, do_anonymous_page
+ * and do_swap_page).
+ *
+ * Fault threads read userfaultfd messages and resolve them:
+ *   - a missing page of a never-touched folio: the whole folio is installed
+ *     as zeros with one UFFDIO_COPY, no I/O (fault_zero_fill);
+ *   - a missing page of a swapped folio: the folio's slots are read into
+ *     the thread's buffer and installed with one UFFDIO_COPY
+ *     (fault_swap_in).  A read fault installs it write-protected and keeps
+ *     the slots: while nobody writes, the folio is clean and can be dropped
+ *     again without I/O (the kernel's swap cache);
+ *   - a write-protect fault: a write to an armed folio (referenced), to a
+ *     clean one (now dirty: its slots are freed), or to one being evicted
+ *     (the eviction is aborted) (fault_wp).
+ * Several threads faulting on one folio get one load: the first takes the
+ * folio to LOADING, the others find it so and return; UFFDIO_COPY wakes
+ * every thread waiting in its range.
+ *
+ * Nothing here allocates memory or takes a lock the application may hold.
+ * The budget is charged before op_lock is taken, since charging may wait
+ * for the reclaimer, which needs op_lock.
+ */
+#include <errno.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+struct fault_thread {
+	struct uswap_runtime *rt;
+	void *buf;			/* one folio, for swap-in */
+	swp_entry_t entries[MAX_FOLIO_PAGES];
+};
+
+static void fault_done(struct uswap_runtime *rt, uint64_t t0)
+{
+	count_latency(rt, prim_now_us() - t0);
+}
+
+/*
+ * A missing page inside a folio that is resident: the application dropped
+ * it behind uswap's back (a raw madvise).  Such a page reads as zeros.
+ */
+static void fault_repair(struct uswap_runtime *rt, uintptr_t addr)
+{
+	int err = prim_uffd_copy(rt->uffd, addr, rt->zero_buf, PAGE_SIZE,
+				 false, NULL);
+
+	if (err == -EEXIST)
+		prim_uffd_wake(rt->uffd, addr, PAGE_SIZE);
+}
+
+/* Read the folio's pages from their slots; zero pages have no entry. */
+static int read_folio(struct uswap_runtime *rt, struct fault_thread *ft,
+		      unsigned nr)
+{
+	unsigned i = 0;
+
+	while (i < nr) {
+		swp_entry_t e = ft->entries[i];
+		unsigned run = 1;
+		int err;
+
+		if (!e) {
+			memset((char *)ft->buf + ((size_t)i << PAGE_SHIFT), 0,
+			       PAGE_SIZE);
+			i++;
+			continue;
+		}
+		while (i + run < nr && ft->entries[i + run] == e + run)
+			run++;
+		err = swap_read(&rt->swap, swp_offset(e),
+				(char *)ft->buf + ((size_t)i << PAGE_SHIFT),
+				(size_t)run << PAGE_SHIFT);
+		if (err)
+			return err;
+		i += run;
+	}
+	return 0;
+}
+
+/*
+ * Bring folio i of r in.  The caller charged nr pages and holds op_lock
+ * (read) and a reference on r; the folio is NONE or SWAPPED.  Drops and
+ * retakes op_lock around I/O.  Returns 0, or -EAGAIN when the folio
+ * changed state meanwhile (the charge was not used).
+ */
+static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
+		    bool write)
+{
+	struct uswap_runtime *rt = ft->rt;
+	struct folio *f = &r->folios[i];
+	uint32_t fl = atomic_load(&f->flags), nr, page, k;
+	bool swapped = folio_state(fl) == FOLIO_SWAPPED, active = false;
+	bool keep_clean = false;
+	const void *src = rt->zero_buf;
+	uintptr_t addr;
+	size_t len;
+	int err;
+
+	if (folio_state(fl) != FOLIO_NONE && !swapped)
+		return -EAGAIN;
+	if (!atomic_compare_exchange_strong(&f->flags, &fl,
+				(fl & ~FOLIO_STATE_MASK) | FOLIO_LOADING))
+		return -EAGAIN;
+	folio_range(r, i, &addr, &len, &page);
+	nr = (uint32_t)(len >> PAGE_SHIFT);
+
+	if (swapped) {
+		memcpy(ft->entries, &r->swp[page], nr * sizeof(swp_entry_t));
+		pthread_rwlock_unlock(&rt->op_lock);
+		err = read_folio(rt, ft, nr);
+		pthread_rwlock_rdlock(&rt->op_lock);
+		if (err) {
+			/*
+			 * The data is still in its slots: leave the folio
+			 * swapped and let the thread fault again.
+			 */
+			count_event(rt, USWAP_SWAP_IO_ERROR, 1);
+			uswap_log_once(&rt->logged_io, "swap read failed: %s",
+				       strerror(-err));
+			atomic_store(&f->flags, fl);
+			prim_uffd_wake(rt->uffd, addr, len);
+			return -EIO;
+		}
+		src = ft->buf;
+		/* A read fault keeps the copy: the folio is clean. */
+		keep_clean = !write && rt->have_wp;
+		for (k = 0; k < nr && keep_clean; k++)
+			if (!ft->entries[k])
+				keep_clean = false;
+		active = workingset_refault(rt, r, f, nr);
+	}
+
+	err = prim_uffd_copy(rt->uffd, addr, src, len, keep_clean, NULL);
+	if (err && err != -EEXIST) {
+		/* The range went away under us (unmapped by the program). */
+		atomic_store(&f->flags, fl);
+		prim_uffd_wake(rt->uffd, addr, len);
+		return err;
+	}
+	if (swapped) {
+		if (!keep_clean)
+			region_free_entries(r, page, nr);
+		count_event(rt, USWAP_PGMAJFAULT, 1);
+		count_event(rt, USWAP_PSWPIN, nr);
+	} else {
+		count_event(rt, USWAP_ZERO_FILL, 1);
+	}
+	fl = (fl & F_WORKINGSET) | FOLIO_RESIDENT | (keep_clean ? F_CLEAN : 0);
+	atomic_store(&f->flags, fl);
+	pthread_mutex_lock(&r->lru_lock);
+	lru_add(r, i, active);
+	pthread_mutex_unlock(&r->lru_lock);
+	return 0;
+}
+
+static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write)
+{
+	struct uswap_runtime *rt = ft->rt;
+	struct region *r;
+	struct folio *f;
+	uint32_t i, fl, nr;
+
+	for (;;) {
+		uintptr_t a;
+		size_t len;
+		uint32_t page;
+		int err;
+
+		pthread_rwlock_rdlock(&rt->op_lock);
+		r = region_find_locked(rt, addr);
+		if (!r) {
+			/* Unmapped meanwhile: let the thread see that. */
+			pthread_rwlock_unlock(&rt->op_lock);
+			prim_uffd_wake(rt->uffd, addr, PAGE_SIZE);
+			return;
+		}
+		i = folio_index(r, addr);
+		f = &r->folios[i];
+		fl = atomic_load(&f->flags);
+		switch (folio_state(fl)) {
+		case FOLIO_RESIDENT:
+		case FOLIO_EVICTING:
+			fault_repair(rt, addr);
+			pthread_rwlock_unlock(&rt->op_lock);
+			return;
+		case FOLIO_LOADING:
+			/* Another thread loads it; its UFFDIO_COPY wakes us. */
+			pthread_rwlock_unlock(&rt->op_lock);
+			return;
+		case FOLIO_ZAPPING:
+			/* The reclaimer wakes waiters when the zap is done. */
+			if (!atomic_compare_exchange_strong(&f->flags, &fl,
+							    fl | F_WAITERS)) {
+				pthread_rwlock_unlock(&rt->op_lock);
+				continue;
+			}
+			pthread_rwlock_unlock(&rt->op_lock);
+			return;
+		default:
+			break;
+		}
+		folio_range(r, i, &a, &len, &page);
+		nr = (uint32_t)(len >> PAGE_SHIFT);
+		region_get(r);
+		pthread_rwlock_unlock(&rt->op_lock);
+
+		memcg_charge(rt, nr);
+
+		pthread_rwlock_rdlock(&rt->op_lock);
+		if (region_find_locked(rt, addr) != r) {
+			err = -EAGAIN;
+		} else {
+			err = fault_in(ft, r, i, write);
+		}
+		pthread_rwlock_unlock(&rt->op_lock);
+		region_put(r);
+		if (!err)
+			return;
+		memcg_uncharge(rt, nr);
+		if (err != -EAGAIN)
+			return;
+	}
+}
+
+/*
+ * A write hit a write-protected page.  Whatever the folio's state, the
+ * writer must end up either running or woken to fault again.
+ */
+static void fault_wp(struct fault_thread *ft, uintptr_t addr)
+{
+	struct uswap_runtime *rt = ft->rt;
+	struct region *r;
+	struct folio *f;
+	uint32_t i, fl, nfl, page;
+	uintptr_t a;
+	size_t len;
+
+	count_event(rt, USWAP_WP_FAULT, 1);
+	pthread_rwlock_rdlock(&rt->op_lock);
+	r = region_find_locked(rt, addr);
+	if (!r) {
+		pthread_rwlock_unlock(&rt->op_lock);
+		prim_uffd_wake(rt->uffd, addr, PAGE_SIZE);
+		return;
+	}
+	i = folio_index(r, addr);
+	f = &r->folios[i];
+	folio_range(r, i, &a, &len, &page);
+	fl = atomic_load(&f->flags);
+	for (;;) {
+		unsigned s = folio_state(fl);
+
+		if (s == FOLIO_ZAPPING) {
+			if (atomic_compare_exchange_weak(&f->flags, &fl,
+							 fl | F_WAITERS))
+				break;
+			continue;
+		}
+		if (s != FOLIO_RESIDENT && s != FOLIO_EVICTING) {
+			/* Gone or coming back: the thread faults again. */
+			prim_uffd_wake(rt->uffd, addr, PAGE_SIZE);
+			break;
+		}
+		nfl = (fl & ~(F_ARMED | F_CLEAN | FOLIO_STATE_MASK)) |
+		      F_REFERENCED | FOLIO_RESIDENT;
+		if (!atomic_compare_exchange_weak(&f->flags, &fl, nfl))
+			continue;
+		if (fl & F_CLEAN)
+			region_free_entries(r, page,
+					    (uint32_t)(len >> PAGE_SHIFT));
+		if (s == FOLIO_EVICTING) {
+			/* Abort: the reclaimer's CAS to ZAPPING will fail. */
+			pthread_mutex_lock(&r->lru_lock);
+			lru_add(r, i, true);
+			pthread_mutex_unlock(&r->lru_lock);
+		}
+		prim_uffd_wp(rt->uffd, a, len, false, true);
+		break;
+	}
+	pthread_rwlock_unlock(&rt->op_lock);
+}
+
+static void handle_msg(struct fault_thread *ft, const struct uffd_msg *msg)
+{
+	uint64_t t0 = prim_now_us();
+	uint64_t flags = msg->arg.pagefault.flags;
+	uintptr_t addr = (uintptr_t)msg->arg.pagefault.address & PAGE_MASK;
+
+	if (msg->event != UFFD_EVENT_PAGEFAULT)
+		return;
+	count_event(ft->rt, USWAP_PGFAULT, 1);
+	if (flags & UFFD_PAGEFAULT_FLAG_WP)
+		fault_wp(ft, addr);
+	else
+		fault_missing(ft, addr, flags & UFFD_PAGEFAULT_FLAG_WRITE);
+	fault_done(ft->rt, t0);
+}
+
+/* A fault thread's state, in internal memory: buf is one folio. */
+struct fault_thread *fault_thread_alloc(struct uswap_runtime *rt, void *buf)
+{
+	struct fault_thread *ft = prim_alloc(sizeof(*ft));
+
+	if (ft) {
+		ft->rt = rt;
+		ft->buf = buf;
+	}
+	return ft;
+}
+
+void fault_thread_free(struct fault_thread *ft)
+{
+	prim_free(ft, sizeof(*ft));
+}
+
+/* The fault thread: read messages in batches, resolve each. */
+void *fault_thread_main(void *arg)
+{
+	struct fault_thread *ft = arg;
+	struct uswap_runtime *rt = ft->rt;
+	struct uffd_msg msgs[16];
+	struct pollfd pfd[2];
+
+	pfd[0].fd = rt->uffd;
+	pfd[0].events = POLLIN;
+	pfd[1].fd = rt->wake_pipe[0];
+	pfd[1].events = POLLIN;
+	while (!rt->stopping) {
+		ssize_t n = read(rt->uffd, msgs, sizeof(msgs));
+		ssize_t k;
+
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR) {
+				poll(pfd, 2, -1);
+				continue;
+			}
+			uswap_log("reading userfaultfd failed: %s; fault thread stops",
+				  strerror(errno));
+			break;
+		}
+		for (k = 0; k < n / (ssize_t)sizeof(msgs[0]); k++)
+			handle_msg(ft, &msgs[k]);
+	}
+	return NULL;
+}

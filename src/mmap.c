@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mmap.c - the mmap(2) family over managed memory (the kernel's mmap.c,
+ * mremap.c and madvise.c, as far as they touch swap state).
+ *
+ * A structural change (unmap, move, discard) takes op_lock for writing,
+ * waits until no folio of its range is in flight (an eviction or a load
+ * owned by another thread outside the lock), marks the range busy so that
+ * reclaim leaves it alone meanwhile, and then changes the kernel mapping
+ * and the tables together, so that no thread ever sees one without the
+ * other.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+
+static bool range_in_flight(struct region *r, uintptr_t start, uintptr_t end)
+{
+	uint32_t first, last, i;
+
+	region_folios_in(r, start, end, &first, &last);
+	for (i = first; i < last; i++) {
+		unsigned s = folio_state(atomic_load(&r->folios[i].flags));
+
+		if (s == FOLIO_EVICTING || s == FOLIO_LOADING)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Take op_lock for writing with no folio of [start, end) in flight in any
+ * region.  Returns with the lock held.
+ */
+void settle_range(struct uswap_runtime *rt, uintptr_t start,
+			 uintptr_t end)
+{
+	for (;;) {
+		bool busy = false;
+		unsigned i;
+
+		pthread_rwlock_wrlock(&rt->op_lock);
+		for (i = 0; i < rt->nr_regions; i++) {
+			struct region *r = rt->regions[i];
+			uintptr_t s = MAX(start, r->start), e = MIN(end, r->end);
+
+			if (s >= e)
+				continue;
+			r->busy_start = s;
+			r->busy_end = e;
+			if (range_in_flight(r, s, e))
+				busy = true;
+		}
+		if (!busy)
+			return;
+		pthread_rwlock_unlock(&rt->op_lock);
+		usleep(50);
+	}
+}
+
+void settle_done(struct uswap_runtime *rt)
+{
+	unsigned i;
+
+	for (i = 0; i < rt->nr_regions; i++)
+		rt->regions[i]->busy_start = rt->regions[i]->busy_end = 0;
+	pthread_rwlock_unlock(&rt->op_lock);
+}
+
+static int page_align_range(void *addr, size_t len, uintptr_t *s, uintptr_t *e)
+{
+	uintptr_t a = (uintptr_t)addr;
+
+	if (a & (PAGE_SIZE - 1))
+		return -EINVAL;
+	*s = a;
+	*e = a + ((len + PAGE_SIZE - 1) & PAGE_MASK);
+	return *e < *s ? -EINVAL : 0;
+}
+
+EXPORT int uswap_is_managed(struct uswap_runtime *rt, const void *addr,
+			    size_t len)
+{
+	uintptr_t s = (uintptr_t)addr, e = s + len;
+	unsigned i;
+	int found = 0;
+
+	pthread_rwlock_rdlock(&rt->op_lock);
+	i = 0;
+	for (; i < rt->nr_regions; i++)
+		if (rt->regions[i]->start < e && rt->regions[i]->end > s) {
+			found = 1;
+			break;
+		}
+	pthread_rwlock_unlock(&rt->op_lock);
+	return found;
+}
+
+EXPORT int uswap_region_create(struct uswap_runtime *rt, size_t len,
+			       void **addrp)
+{
+	void *p = uswap_mmap(rt, NULL, len, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	if (!uswap_is_managed(rt, p, len)) {
+		prim_munmap(p, len);
+		return -EINVAL;
+	}
+	*addrp = p;
+	return 0;
+}
+
+static bool wants_managing(struct uswap_runtime *rt, size_t len, int prot,
+			   int flags, int fd)
+{
+	if (len < rt->opt.min_region || len == 0)
+		return false;
+	if ((flags & MAP_TYPE) != MAP_PRIVATE || !(flags & MAP_ANONYMOUS))
+		return false;
+	if (flags & (MAP_GROWSDOWN | MAP_STACK | MAP_HUGETLB | MAP_LOCKED))
+		return false;
+	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE))
+		return false;
+	(void)fd;
+	return true;
+}
+
+EXPORT void *uswap_mmap(struct uswap_runtime *rt, void *addr, size_t len,
+			int prot, int flags, int fd, long offset)
+{
+	void *p;
+	int err;
+
+	if (!rt || !wants_managing(rt, len, prot, flags, fd))
+		return prim_mmap(addr, len, prot, flags, fd, offset);
+	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+	/*
+	 * MAP_FIXED replaces whatever was there: managed memory under it is
+	 * unmapped properly first.
+	 */
+	if ((flags & MAP_FIXED) && uswap_is_managed(rt, addr, len))
+		uswap_munmap(rt, addr, len);
+	settle_range(rt, 0, 0);
+	p = prim_mmap(addr, len, prot, flags, fd, offset);
+	if (p == MAP_FAILED) {
+		err = errno;
+		settle_done(rt);
+		errno = err;
+		return MAP_FAILED;
+	}
+	err = region_add(rt, (uintptr_t)p, len);
+	settle_done(rt);
+	if (err) {
+		/* Cannot manage it: the program still gets its memory. */
+		uswap_log("cannot manage a mapping of %zu bytes: %s; left unmanaged",
+			  len, strerror(-err));
+	}
+	return p;
+}
+
+/* Remove [s, e) from every region overlapping it.  op_lock held (write). */
+static int unmap_managed_locked(struct uswap_runtime *rt, uintptr_t s,
+				uintptr_t e, bool kernel_unmap)
+{
+	unsigned i = 0;
+	int err = 0;
+
+	while (i < rt->nr_regions) {
+		struct region *r = rt->regions[i];
+		uintptr_t a = MAX(s, r->start), b = MIN(e, r->end);
+
+		if (a >= b) {
+			i++;
+			continue;
+		}
+		region_drop_range(r, a, b);
+		if (kernel_unmap) {
+			prim_munmap((void *)a, b - a);
+			/* Threads that faulted on it retry and see no mapping. */
+			prim_uffd_wake(rt->uffd, a, b - a);
+		}
+		err = region_cut(rt, r, a, b);
+		if (err)
+			break;
+		i = 0;	/* the table changed: rescan */
+	}
+	return err;
+}
+
+EXPORT int uswap_munmap(struct uswap_runtime *rt, void *addr, size_t len)
+{
+	uintptr_t s, e;
+	int err;
+
+	if (!rt || !uswap_is_managed(rt, addr, len))
+		return prim_munmap(addr, len) ? -1 : 0;
+	if (page_align_range(addr, len, &s, &e)) {
+		errno = EINVAL;
+		return -1;
+	}
+	settle_range(rt, s, e);
+	err = unmap_managed_locked(rt, s, e, true);
+	/* Unmanaged parts of the range go too. */
+	prim_munmap(addr, len);
+	settle_done(rt);
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return 0;
+}
+
+EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
+			 int advice)
+{
+	uintptr_t s, e;
+	unsigned i;
+
+	if (!rt || (advice != MADV_DONTNEED && advice != MADV_FREE &&
+		    advice != MADV_REMOVE) ||
+	    !uswap_is_managed(rt, addr, len))
+		return prim_madvise(addr, len, advice) ? -1 : 0;
+	if (page_align_range(addr, len, &s, &e)) {
+		errno = EINVAL;
+		return -1;
+	}
+	settle_range(rt, s, e);
+	/*
+	 * MADV_FREE's pages may read back old data or zeros; uswap makes
+	 * them zeros at once, as MADV_DONTNEED.
+	 */
+	for (i = 0; i < rt->nr_regions; i++) {
+		struct region *r = rt->regions[i];
+		uintptr_t a = MAX(s, r->start), b = MIN(e, r->end);
+
+		if (a < b)
+			region_drop_range(r, a, b);
+	}
+	prim_madvise(addr, len, advice == MADV_REMOVE ? MADV_REMOVE :
+		     MADV_DONTNEED);
+	settle_done(rt);
+	return 0;
+}
+
+/*
+ * mremap of managed memory.  The kernel moves present pages and drops the
+ * userfaultfd registration of a moved mapping, so uswap moves the tables
+ * with it and registers the new range before anyone can use it (the caller
+ * does not know the new address until this returns).  MREMAP_DONTUNMAP of
+ * managed memory is refused with EINVAL.
+ */
+EXPORT void *uswap_mremap(struct uswap_runtime *rt, void *old_addr,
+			  size_t old_len, size_t new_len, int flags,
+			  void *new_addr)
+{
+	uintptr_t s = (uintptr_t)old_addr, e;
+	struct region *r;
+	void *p;
+	int err;
+
+	if (!rt || !uswap_is_managed(rt, old_addr, old_len))
+		return prim_mremap(old_addr, old_len, new_len, flags, new_addr);
+	if (page_align_range(old_addr, old_len, &s, &e) || new_len == 0 ||
+	    (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED)) ||
+	    ((flags & MREMAP_FIXED) && !(flags & MREMAP_MAYMOVE))) {
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+	new_len = (new_len + PAGE_SIZE - 1) & PAGE_MASK;
+	settle_range(rt, s, e);
+	r = region_find_locked(rt, s);
+	if (!r || r->start != s || r->end != e) {
+		/*
+		 * Only whole regions move; make a part a region of its own
+		 * by cutting it free first.
+		 */
+		if (!r || e > r->end || s < r->start) {
+			settle_done(rt);
+			errno = EINVAL;
+			return MAP_FAILED;
+		}
+	}
+	if (new_len < e - s) {
+		/* Shrink: the tail goes as munmap would. */
+		err = unmap_managed_locked(rt, s + new_len, e, false);
+		if (err)
+			goto err_unlock;
+	}
+	p = prim_mremap(old_addr, old_len, new_len, flags, new_addr);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		goto err_unlock;
+	}
+	r = region_find_locked(rt, s);
+	if (r && (new_len > e - s || (uintptr_t)p != s)) {
+		if (r->start != s) {
+			/* A part of a region moved: cut it out, then move. */
+			uswap_log("mremap of part of a managed region at %p is not supported",
+				  old_addr);
+			err = -EINVAL;
+			goto err_unlock;
+		}
+		err = region_move(rt, r, (uintptr_t)p, new_len);
+		if (err) {
+			uswap_log("mremap: cannot move region state: %s",
+				  strerror(-err));
+			goto err_unlock;
+		}
+	}
+	settle_done(rt);
+	return p;
+
+err_unlock:
+	settle_done(rt);
+	errno = -err;
+	return MAP_FAILED;
+}

@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: MIT
+/*
+ * options.c - the options of a runtime: setting them by name and from the
+ * environment, checking them, and the documented defaults.
+ *
+ * The CLI (flags), the preload library (USWAP_* variables) and programs
+ * that link libuswap all describe a runtime with one struct uswap_options.
+ * This file is the one place that knows what each option accepts, so that
+ * a bad value gets the same one-line message wherever it comes from:
+ * "--max: ..." for a flag, "USWAP_MAX: ..." for a variable.  Nothing is
+ * half-applied: a failing call leaves the options as they were.
+ *
+ * A size is a decimal number with an optional suffix K, M, G or T (also
+ * k, m, g, t and KiB, MiB, GiB, TiB: powers of 1024); a fraction is allowed
+ * with a suffix ("1.5G") and rounds down to whole bytes.
+ *
+ * Nothing here allocates: the preload library calls it from its
+ * constructor, inside a program that has not started yet.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "options.h"
+
+#define SZ_4K		(4ull << 10)
+#define SZ_16K		(16ull << 10)
+#define SZ_64K		(64ull << 10)
+#define SZ_1M		(1ull << 20)
+#define SZ_2M		(2ull << 20)
+#define SZ_4M		(4ull << 20)
+#define SZ_1G		(1ull << 30)
+
+#define MAX_MIN_FOLIOS	4	/* max holds at least this many folios */
+
+enum option_id {
+	OPT_MAX,
+	OPT_HIGH,
+	OPT_FOLIO,
+	OPT_MIN_REGION,
+	OPT_SWAP_SIZE,
+	OPT_SWAP_DIR,
+	OPT_STATS,
+	OPT_FAULT_THREADS,
+	OPT_VERBOSE,
+	OPT_UFFD_FEATURES_OFF,
+	NR_OPTIONS
+};
+
+/* Each option as uswap_options_set() and the environment spell it. */
+static const struct option_name {
+	const char *name;
+	const char *env;
+} option_names[NR_OPTIONS] = {
+	[OPT_MAX]		= { "max",		 "USWAP_MAX" },
+	[OPT_HIGH]		= { "high",		 "USWAP_HIGH" },
+	[OPT_FOLIO]		= { "folio",		 "USWAP_FOLIO" },
+	[OPT_MIN_REGION]	= { "min-region",	 "USWAP_MIN_REGION" },
+	[OPT_SWAP_SIZE]		= { "swap-size",	 "USWAP_SWAP_SIZE" },
+	[OPT_SWAP_DIR]		= { "swap-dir",		 "USWAP_SWAP_DIR" },
+	[OPT_STATS]		= { "stats",		 "USWAP_STATS" },
+	[OPT_FAULT_THREADS]	= { "fault-threads",	 "USWAP_FAULT_THREADS" },
+	[OPT_VERBOSE]		= { "verbose",		 "USWAP_VERBOSE" },
+	[OPT_UFFD_FEATURES_OFF]	= { "uffd-features-off", "USWAP_UFFD_FEATURES_OFF" },
+};
+
+static void __attribute__((format(printf, 3, 4)))
+opt_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* A size as the user would write it: "64M", "1536K", or bytes. */
+static const char *size_str(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "TGMK";
+	unsigned i;
+
+	for (i = 0; i < 4; i++) {
+		unsigned shift = 40 - 10 * i;
+
+		if (v && !(v & ((1ull << shift) - 1))) {
+			snprintf(buf, len, "%llu%c",
+				 (unsigned long long)(v >> shift), units[i]);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%llu", (unsigned long long)v);
+	return buf;
+}
+
+static bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int hex_digit(char c)
+{
+	if (is_digit(c))
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * A whole number: decimal, or hexadecimal after "0x" when hex is set.
+ * Returns 0, -EINVAL (not a number, empty, sign, junk) or -ERANGE.
+ */
+static int parse_u64(const char *s, bool hex, uint64_t *out)
+{
+	unsigned base = 10;
+	bool range = false;
+	uint64_t v = 0;
+	int d;
+
+	if (hex && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s)
+		return -EINVAL;
+	for (; *s; s++) {
+		d = base == 16 ? hex_digit(*s) : (is_digit(*s) ? *s - '0' : -1);
+		if (d < 0)
+			return -EINVAL;
+		if (v > (UINT64_MAX - (unsigned)d) / base)
+			range = true;
+		else
+			v = v * base + (unsigned)d;
+	}
+	if (range)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+EXPORT int uswap_size_parse(const char *s, uint64_t *out)
+{
+	uint64_t whole = 0, frac = 0, frac_div = 1, frac_bytes = 0, r;
+	unsigned shift = 0, i;
+	bool range = false, has_frac = false;
+	const char *p = s;
+
+	if (!s || !out || !is_digit(*p))
+		return -EINVAL;
+	for (; is_digit(*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (whole > (UINT64_MAX - d) / 10)
+			range = true;
+		else
+			whole = whole * 10 + d;
+	}
+	if (*p == '.') {
+		p++;
+		if (!is_digit(*p))
+			return -EINVAL;
+		has_frac = true;
+		/* 18 digits are more than any size needs; the rest round down. */
+		for (; is_digit(*p); p++) {
+			if (frac_div < 1000000000000000000ull) {
+				frac = frac * 10 + (unsigned)(*p - '0');
+				frac_div *= 10;
+			}
+		}
+	}
+	switch (*p) {
+	case 'K': case 'k':
+		shift = 10;
+		break;
+	case 'M': case 'm':
+		shift = 20;
+		break;
+	case 'G': case 'g':
+		shift = 30;
+		break;
+	case 'T': case 't':
+		shift = 40;
+		break;
+	}
+	if (shift) {
+		p++;
+		if (p[0] == 'i' && p[1] == 'B')
+			p += 2;
+	}
+	if (*p || (has_frac && !shift))
+		return -EINVAL;
+	if (range || whole > (UINT64_MAX >> shift))
+		return -ERANGE;
+	/* frac / frac_div * 2^shift, one bit at a time: no 128-bit product. */
+	r = frac;
+	for (i = 0; i < shift; i++) {
+		r *= 2;
+		frac_bytes = frac_bytes * 2 + r / frac_div;
+		r %= frac_div;
+	}
+	whole <<= shift;
+	if (whole > UINT64_MAX - frac_bytes)
+		return -ERANGE;
+	*out = whole + frac_bytes;
+	return 0;
+}
+
+EXPORT void uswap_options_init(struct uswap_options *opt)
+{
+	memset(opt, 0, sizeof(*opt));
+}
+
+static bool folio_size_valid(uint64_t v)
+{
+	return v == SZ_4K || v == SZ_16K || v == SZ_64K || v == SZ_2M;
+}
+
+static int set_size(uint64_t *field, uint64_t min, const char *label,
+		    const char *value, char *err, size_t errlen)
+{
+	char buf[32];
+	uint64_t v;
+	int ret = uswap_size_parse(value, &v);
+
+	if (ret == -ERANGE) {
+		opt_err(err, errlen, "%s: \"%s\" is too large (at most 2^64 - 1 bytes)",
+			label, value);
+		return ret;
+	}
+	if (ret) {
+		opt_err(err, errlen, "%s: \"%s\" is not a size (expected a number with an optional K, M, G or T suffix)",
+			label, value);
+		return ret;
+	}
+	if (v < min) {
+		opt_err(err, errlen, "%s: \"%s\" is too small (expected at least %s)",
+			label, value, size_str(min, buf, sizeof(buf)));
+		return -EINVAL;
+	}
+	*field = v;
+	return 0;
+}
+
+static int set_path(char *field, size_t size, const char *what,
+		    const char *label, const char *value, char *err,
+		    size_t errlen)
+{
+	size_t len = strlen(value);
+
+	if (!len) {
+		opt_err(err, errlen, "%s: empty path (expected %s)", label, what);
+		return -EINVAL;
+	}
+	if (len >= size) {
+		opt_err(err, errlen, "%s: path is too long (%zu bytes, at most %zu)",
+			label, len, size - 1);
+		return -ENAMETOOLONG;
+	}
+	memcpy(field, value, len + 1);
+	return 0;
+}
+
+static int set_bool(unsigned *flags, unsigned bit, const char *label,
+		    const char *value, char *err, size_t errlen)
+{
+	static const char *const on[] = { "", "1", "yes", "true" };
+	static const char *const off[] = { "0", "no", "false" };
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(on); i++) {
+		if (!strcasecmp(value, on[i])) {
+			*flags |= bit;
+			return 0;
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE(off); i++) {
+		if (!strcasecmp(value, off[i])) {
+			*flags &= ~bit;
+			return 0;
+		}
+	}
+	opt_err(err, errlen, "%s: \"%s\" is not a boolean (expected 1, 0, yes, no, true or false)",
+		label, value);
+	return -EINVAL;
+}
+
+/* Set option id of *opt from value; label names it in messages. */
+static int option_set(struct uswap_options *opt, enum option_id id,
+		      const char *value, const char *label, char *err,
+		      size_t errlen)
+{
+	uint64_t v;
+	int ret;
+
+	if (!value) {
+		if (id == OPT_VERBOSE)
+			value = "";
+		else {
+			opt_err(err, errlen, "%s: missing value", label);
+			return -EINVAL;
+		}
+	}
+	switch (id) {
+	case OPT_MAX:
+		return set_size(&opt->max, SZ_1M, label, value, err, errlen);
+	case OPT_HIGH:
+		return set_size(&opt->high, SZ_4K, label, value, err, errlen);
+	case OPT_MIN_REGION:
+		return set_size(&opt->min_region, SZ_4K, label, value, err,
+				errlen);
+	case OPT_SWAP_SIZE:
+		return set_size(&opt->swap_size, SZ_2M, label, value, err,
+				errlen);
+	case OPT_FOLIO:
+		if (uswap_size_parse(value, &v) || !folio_size_valid(v)) {
+			opt_err(err, errlen, "%s: \"%s\" is not a folio size (expected 4K, 16K, 64K or 2M)",
+				label, value);
+			return -EINVAL;
+		}
+		opt->folio_size = v;
+		return 0;
+	case OPT_SWAP_DIR:
+		return set_path(opt->swap_dir, sizeof(opt->swap_dir),
+				"a directory", label, value, err, errlen);
+	case OPT_STATS:
+		return set_path(opt->stats_path, sizeof(opt->stats_path),
+				"a file name", label, value, err, errlen);
+	case OPT_FAULT_THREADS:
+		ret = parse_u64(value, false, &v);
+		if (ret || v < 1 || v > OPTIONS_FAULT_THREADS_MAX) {
+			opt_err(err, errlen, "%s: \"%s\" is not a thread count (expected a whole number from 1 to %u)",
+				label, value, OPTIONS_FAULT_THREADS_MAX);
+			return -EINVAL;
+		}
+		opt->fault_threads = (unsigned)v;
+		return 0;
+	case OPT_VERBOSE:
+		return set_bool(&opt->flags, USWAP_OPT_VERBOSE, label, value,
+				err, errlen);
+	case OPT_UFFD_FEATURES_OFF:
+		ret = parse_u64(value, true, &v);
+		if (ret == -ERANGE) {
+			opt_err(err, errlen, "%s: \"%s\" is too large (at most 64 bits)",
+				label, value);
+			return ret;
+		}
+		if (ret) {
+			opt_err(err, errlen, "%s: \"%s\" is not a bit mask (expected a decimal number, or hexadecimal with 0x)",
+				label, value);
+			return ret;
+		}
+		opt->uffd_features_off = v;
+		return 0;
+	case NR_OPTIONS:
+		break;
+	}
+	return -EINVAL;
+}
+
+/* Does name spell option id?  '_' may stand for '-'. */
+static bool option_name_is(const char *name, enum option_id id)
+{
+	const char *o = option_names[id].name;
+
+	for (; *name && *o; name++, o++) {
+		if (*name != *o && !(*name == '_' && *o == '-'))
+			return false;
+	}
+	return !*name && !*o;
+}
+
+EXPORT int uswap_options_set(struct uswap_options *opt, const char *name,
+			     const char *value, char *err, size_t errlen)
+{
+	struct uswap_options tmp;
+	char label[64];
+	unsigned id;
+	int ret;
+
+	if (!opt || !name)
+		return -EINVAL;
+	for (id = 0; id < NR_OPTIONS; id++) {
+		if (option_name_is(name, id))
+			break;
+	}
+	if (id == NR_OPTIONS) {
+		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap-size, swap-dir, stats, fault-threads, verbose or uffd-features-off)",
+			name);
+		return -EINVAL;
+	}
+	snprintf(label, sizeof(label), "--%s", option_names[id].name);
+	tmp = *opt;
+	ret = option_set(&tmp, id, value, label, err, errlen);
+	if (!ret)
+		*opt = tmp;
+	return ret;
+}
+
+EXPORT int uswap_options_from_env(struct uswap_options *opt, char *err,
+				  size_t errlen)
+{
+	struct uswap_options tmp;
+	const char *value;
+	unsigned id;
+	int ret;
+
+	if (!opt)
+		return -EINVAL;
+	tmp = *opt;
+	for (id = 0; id < NR_OPTIONS; id++) {
+		value = getenv(option_names[id].env);
+		if (!value)
+			continue;
+		ret = option_set(&tmp, id, value, option_names[id].env, err,
+				 errlen);
+		if (ret)
+			return ret;
+	}
+	*opt = tmp;
+	return 0;
+}
+
+/* The swap directory must exist, be a directory and be writable. */
+static int check_swap_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (stat(dir, &st)) {
+		int ret = -errno;
+
+		opt_err(err, errlen, "swap dir \"%s\": %s", dir, strerror(-ret));
+		return ret;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		opt_err(err, errlen, "swap dir \"%s\" is not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (access(dir, W_OK | X_OK)) {
+		int ret = -errno;
+
+		opt_err(err, errlen, "swap dir \"%s\" is not writable: %s", dir,
+			strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * Zero fields are "the default" here, so that the CLI can check what the
+ * user gave before the runtime fills in the rest.  Value errors are
+ * -EINVAL; a swap directory that cannot be used gives its errno.
+ */
+EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
+			       size_t errlen)
+{
+	uint64_t folio;
+	char a[32], b[32], c[32];
+
+	if (!opt)
+		return -EINVAL;
+	folio = opt->folio_size ? opt->folio_size : OPTIONS_FOLIO_DEFAULT;
+	if (!folio_size_valid(folio)) {
+		opt_err(err, errlen, "folio size %s is not supported (expected 4K, 16K, 64K or 2M)",
+			size_str(folio, a, sizeof(a)));
+		return -EINVAL;
+	}
+	if (opt->max && opt->max < SZ_1M) {
+		opt_err(err, errlen, "max %s is too small (expected at least 1M)",
+			size_str(opt->max, a, sizeof(a)));
+		return -EINVAL;
+	}
+	if (opt->max && opt->max < MAX_MIN_FOLIOS * folio) {
+		opt_err(err, errlen, "max %s is less than %d folios of %s (expected at least %s, or a smaller folio)",
+			size_str(opt->max, a, sizeof(a)), MAX_MIN_FOLIOS,
+			size_str(folio, b, sizeof(b)),
+			size_str(MAX_MIN_FOLIOS * folio, c, sizeof(c)));
+		return -EINVAL;
+	}
+	if (opt->high && opt->high < folio) {
+		opt_err(err, errlen, "high %s is less than one folio (expected at least %s)",
+			size_str(opt->high, a, sizeof(a)),
+			size_str(folio, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (opt->high && opt->max && opt->high > opt->max) {
+		opt_err(err, errlen, "high %s is greater than max %s (expected high <= max)",
+			size_str(opt->high, a, sizeof(a)),
+			size_str(opt->max, b, sizeof(b)));
+		return -EINVAL;
+	}
+	if (opt->min_region && opt->min_region < SZ_4K) {
+		opt_err(err, errlen, "min-region %s is too small (expected at least 4K)",
+			size_str(opt->min_region, a, sizeof(a)));
+		return -EINVAL;
+	}
+	if (opt->swap_size && opt->swap_size < SZ_2M) {
+		opt_err(err, errlen, "swap-size %s is too small (expected at least 2M)",
+			size_str(opt->swap_size, a, sizeof(a)));
+		return -EINVAL;
+	}
+	if (opt->fault_threads > OPTIONS_FAULT_THREADS_MAX) {
+		opt_err(err, errlen, "fault-threads %u is out of range (expected 1 to %u)",
+			opt->fault_threads, OPTIONS_FAULT_THREADS_MAX);
+		return -EINVAL;
+	}
+	if (opt->flags & ~USWAP_OPT_VERBOSE) {
+		opt_err(err, errlen, "unknown flags 0x%x", opt->flags);
+		return -EINVAL;
+	}
+	if (!memchr(opt->swap_dir, 0, sizeof(opt->swap_dir)) ||
+	    !memchr(opt->stats_path, 0, sizeof(opt->stats_path))) {
+		opt_err(err, errlen, "swap-dir or stats path is not terminated (at most %zu bytes)",
+			sizeof(opt->swap_dir) - 1);
+		return -ENAMETOOLONG;
+	}
+	if (opt->swap_dir[0])
+		return check_swap_dir(opt->swap_dir, err, errlen);
+	return 0;
+}
+
+/* MemAvailable of /proc/meminfo, in bytes. */
+static int meminfo_available(uint64_t *bytes)
+{
+	char buf[4096], *p;
+	size_t len = 0;
+	uint64_t kib = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len < sizeof(buf) - 1) {
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = 0;
+	p = strstr(buf, "MemAvailable:");
+	if (!p)
+		return -ENOENT;
+	p += strlen("MemAvailable:");
+	while (*p == ' ')
+		p++;
+	if (!is_digit(*p))
+		return -EINVAL;
+	for (; is_digit(*p) && kib < (UINT64_MAX >> 10) / 10; p++)
+		kib = kib * 10 + (unsigned)(*p - '0');
+	*bytes = kib << 10;
+	return 0;
+}
+
+/* The default swap size for max on the file system of dir (see options.h). */
+static int default_swap_size(const char *dir, uint64_t max, uint64_t *size,
+			     char *err, size_t errlen)
+{
+	struct statvfs sv;
+	uint64_t free_bytes, cap, want;
+
+	if (statvfs(dir, &sv)) {
+		int ret = -errno;
+
+		opt_err(err, errlen, "swap dir \"%s\": %s", dir, strerror(-ret));
+		return ret;
+	}
+	free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (free_bytes < SZ_4M) {
+		opt_err(err, errlen, "swap dir \"%s\" has only %llu KiB free (expected at least 4M; give another swap-dir)",
+			dir, (unsigned long long)(free_bytes >> 10));
+		return -ENOSPC;
+	}
+	cap = free_bytes / 2 / SZ_2M * SZ_2M;
+	want = max > UINT64_MAX / 8 ? UINT64_MAX : max * 8;
+	if (want < SZ_1G)
+		want = SZ_1G;
+	if (want > cap)
+		want = cap;
+	*size = want / SZ_2M * SZ_2M;
+	return 0;
+}
+
+int options_apply_defaults(struct uswap_options *opt, char *err,
+			   size_t errlen)
+{
+	struct uswap_options o = *opt;
+	uint64_t avail = 0;
+	int ret;
+
+	if (!o.folio_size)
+		o.folio_size = OPTIONS_FOLIO_DEFAULT;
+	if (!o.min_region)
+		o.min_region = OPTIONS_MIN_REGION_DEFAULT;
+	if (!o.fault_threads)
+		o.fault_threads = OPTIONS_FAULT_THREADS_DEFAULT;
+	if (!o.swap_dir[0]) {
+		const char *tmp = getenv("TMPDIR");
+
+		if (!tmp || !*tmp)
+			tmp = "/tmp";
+		if (strlen(tmp) >= sizeof(o.swap_dir)) {
+			opt_err(err, errlen, "TMPDIR is too long for the swap dir (%zu bytes, at most %zu): give swap-dir",
+				strlen(tmp), sizeof(o.swap_dir) - 1);
+			return -ENAMETOOLONG;
+		}
+		strcpy(o.swap_dir, tmp);
+	}
+	/* An invalid folio size would make the roundings below meaningless. */
+	if (!folio_size_valid(o.folio_size))
+		return uswap_options_check(&o, err, errlen);
+	if (!o.max) {
+		ret = meminfo_available(&avail);
+		if (ret) {
+			opt_err(err, errlen, "cannot read MemAvailable from /proc/meminfo (%s): give max",
+				strerror(-ret));
+			return ret;
+		}
+		o.max = avail / 2 / o.folio_size * o.folio_size;
+		if (o.high > o.max) {
+			char a[32], b[32];
+
+			opt_err(err, errlen, "high %s is greater than the default max %s (half of MemAvailable): give max too",
+				size_str(o.high, a, sizeof(a)),
+				size_str(o.max, b, sizeof(b)));
+			return -EINVAL;
+		}
+	}
+	if (!o.high)
+		o.high = (o.max / 10 * 9 + o.max % 10 * 9 / 10) / o.folio_size *
+			 o.folio_size;
+	ret = uswap_options_check(&o, err, errlen);
+	if (ret)
+		return ret;
+	if (!o.swap_size) {
+		ret = default_swap_size(o.swap_dir, o.max, &o.swap_size, err,
+					errlen);
+		if (ret)
+			return ret;
+	}
+	*opt = o;
+	return 0;
+}

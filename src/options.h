@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * options.h - the internal side of the options (options.c): the documented
+ * defaults, filled in when a runtime is created.
+ */
+#ifndef USWAP_OPTIONS_H
+#define USWAP_OPTIONS_H
+
+#include <stddef.h>
+
+struct uswap_options;
+
+#define OPTIONS_FOLIO_DEFAULT		(64ull << 10)
+#define OPTIONS_MIN_REGION_DEFAULT	(1ull << 20)
+#define OPTIONS_FAULT_THREADS_DEFAULT	2u
+#define OPTIONS_FAULT_THREADS_MAX	64u
+
+/*
+ * Fill every zero field of *opt with its documented default, then check the
+ * whole with uswap_options_check():
+ *   folio_size	64K;  min_region 1M;  fault_threads 2;
+ *   swap_dir	$TMPDIR if set and not empty, else /tmp;
+ *   max	half of MemAvailable (/proc/meminfo), rounded down to the folio;
+ *   high	90% of max, rounded down to the folio;
+ *   swap_size	8 * max, at least 1G, at most half the free space of swap_dir's
+ *		file system; a multiple of 2M (-ENOSPC below 4M free).
+ * Returns 0 or -errno with one line in err; *opt is changed only on success.
+ * Reads /proc/meminfo and statvfs()s swap_dir; never allocates.
+ */
+int options_apply_defaults(struct uswap_options *opt, char *err, size_t errlen);
+
+#endif /* USWAP_OPTIONS_H */

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * prim.c - the system call layer.
+ *
+ * Every system call uswap makes goes through here: one place that probes
+ * what the running kernel offers (the distribution's headers may be older
+ * than the kernel, so the userfaultfd constants uswap needs are defined
+ * below when missing), turns failures into -errno, and falls back when a
+ * call is absent (process_madvise).  mmap and friends are called through
+ * syscall(2), never through the libc symbols, because the preload library
+ * interposes those.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef UFFD_FEATURE_WP_UNPOPULATED
+#define UFFD_FEATURE_WP_UNPOPULATED	(1 << 13)
+#endif
+#ifndef UFFDIO_COPY_MODE_WP
+#define UFFDIO_COPY_MODE_WP		((__u64)1 << 1)
+#endif
+#ifndef UFFDIO_WRITEPROTECT_MODE_DONTWAKE
+#define UFFDIO_WRITEPROTECT_MODE_DONTWAKE	((__u64)1 << 1)
+#endif
+#ifndef SYS_process_madvise
+#define SYS_process_madvise		440
+#endif
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open			434
+#endif
+
+/* Pseudo-feature bit of uffd_features_off: pretend process_madvise is absent. */
+#define PRIM_NO_PROCESS_MADVISE		(1ull << 63)
+
+static _Atomic int self_pidfd = -1;
+static _Atomic pid_t self_pidfd_pid;
+static _Atomic bool no_process_madvise;
+
+int prim_uffd_open(uint64_t wanted, uint64_t off, uint64_t *got, int *uffdp)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	int fd;
+
+	if (off & PRIM_NO_PROCESS_MADVISE)
+		no_process_madvise = true;
+	/* A probe descriptor tells which features this kernel has. */
+	fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, UFFDIO_API, &api) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	close(fd);
+
+	fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	wanted &= api.features & ~off;
+	memset(&api, 0, sizeof(api));
+	api.api = UFFD_API;
+	api.features = wanted;
+	*got = 0;
+	if (ioctl(fd, UFFDIO_API, &api) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	*got = api.features;
+	*uffdp = fd;
+	return 0;
+}
+
+int prim_uffd_register(int uffd, uintptr_t start, size_t len, bool wp)
+{
+	struct uffdio_register reg = {
+		.range = { .start = start, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING |
+			(wp ? UFFDIO_REGISTER_MODE_WP : 0),
+	};
+
+	return ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 ? -errno : 0;
+}
+
+int prim_uffd_unregister(int uffd, uintptr_t start, size_t len)
+{
+	struct uffdio_range range = { .start = start, .len = len };
+
+	return ioctl(uffd, UFFDIO_UNREGISTER, &range) < 0 ? -errno : 0;
+}
+
+/*
+ * Install len bytes at dst from src.  A page that is already present stops
+ * the copy with -EEXIST; *copied says how far it got.
+ */
+int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
+		   bool wp, size_t *copied)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		struct uffdio_copy c = {
+			.dst = dst + done,
+			.src = (uintptr_t)src + done,
+			.len = len - done,
+			.mode = wp ? UFFDIO_COPY_MODE_WP : 0,
+		};
+
+		if (ioctl(uffd, UFFDIO_COPY, &c) == 0) {
+			done = len;
+			break;
+		}
+		if (c.copy > 0)
+			done += (size_t)c.copy;
+		if (errno == EAGAIN)
+			continue;
+		if (copied)
+			*copied = done;
+		return -errno;
+	}
+	if (copied)
+		*copied = done;
+	return 0;
+}
+
+int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect, bool wake)
+{
+	struct uffdio_writeprotect w = {
+		.range = { .start = start, .len = len },
+		.mode = (protect ? UFFDIO_WRITEPROTECT_MODE_WP : 0) |
+			(wake ? 0 : UFFDIO_WRITEPROTECT_MODE_DONTWAKE),
+	};
+
+	for (;;) {
+		if (ioctl(uffd, UFFDIO_WRITEPROTECT, &w) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -errno;
+	}
+}
+
+int prim_uffd_wake(int uffd, uintptr_t start, size_t len)
+{
+	struct uffdio_range range = { .start = start, .len = len };
+
+	return ioctl(uffd, UFFDIO_WAKE, &range) < 0 ? -errno : 0;
+}
+
+void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+int prim_munmap(void *addr, size_t len)
+{
+	return syscall(SYS_munmap, addr, len) < 0 ? -errno : 0;
+}
+
+void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,
+		  void *new_addr)
+{
+	return (void *)syscall(SYS_mremap, old, old_len, new_len, flags,
+			       new_addr);
+}
+
+int prim_madvise(void *addr, size_t len, int advice)
+{
+	return syscall(SYS_madvise, addr, len, advice) < 0 ? -errno : 0;
+}
+
+static int self_pidfd_get(void)
+{
+	pid_t pid = getpid();
+	int fd = self_pidfd;
+
+	/* A child after fork must not advise its parent. */
+	if (fd >= 0 && self_pidfd_pid == pid)
+		return fd;
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return -errno;
+	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		close(fd);
+		return -errno;
+	}
+	self_pidfd = fd;
+	self_pidfd_pid = pid;
+	return fd;
+}
+
+/*
+ * MADV_DONTNEED many ranges with as few calls as possible: process_madvise
+ * on our own pidfd batches up to 1024 ranges and one TLB flush; kernels
+ * that lack it (or refuse MADV_DONTNEED through it) get one madvise per
+ * range.
+ */
+int prim_zap_ranges(const struct iovec *iov, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n && !no_process_madvise) {
+		size_t batch = MIN(n - i, (size_t)1024), want = 0, j;
+		int fd = self_pidfd_get();
+		ssize_t done;
+
+		if (fd < 0) {
+			no_process_madvise = true;
+			break;
+		}
+		for (j = 0; j < batch; j++)
+			want += iov[i + j].iov_len;
+		done = syscall(SYS_process_madvise, fd, iov + i, batch,
+			       MADV_DONTNEED, 0);
+		if (done < 0) {
+			if (errno == EINVAL || errno == ENOSYS ||
+			    errno == EPERM || errno == EBADF) {
+				no_process_madvise = true;
+				break;
+			}
+			return -errno;
+		}
+		if ((size_t)done != want) {
+			/* Partial: finish this batch range by range. */
+			for (j = 0; j < batch; j++)
+				if (prim_madvise(iov[i + j].iov_base,
+						 iov[i + j].iov_len,
+						 MADV_DONTNEED))
+					return -errno;
+		}
+		i += batch;
+	}
+	for (; i < n; i++) {
+		int err = prim_madvise(iov[i].iov_base, iov[i].iov_len,
+				       MADV_DONTNEED);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void *prim_alloc(size_t len)
+{
+	void *p = prim_mmap(NULL, (len + PAGE_SIZE - 1) & PAGE_MASK,
+			    PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void prim_free(void *p, size_t len)
+{
+	if (p)
+		prim_munmap(p, (len + PAGE_SIZE - 1) & PAGE_MASK);
+}
+
+ssize_t prim_pwritev(int fd, const struct iovec *iov, int n, off_t off)
+{
+	ssize_t r = pwritev(fd, iov, n, off);
+
+	return r < 0 ? -errno : r;
+}
+
+ssize_t prim_pread(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t r = pread(fd, buf, len, off);
+
+	return r < 0 ? -errno : r;
+}
+
+uint64_t prim_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: MIT
+/*
+ * region.c - managed regions and their page state tables.
+ *
+ * A region is a range of anonymous private memory registered with
+ * userfaultfd (the kernel's VMA), with a swap entry per page (the swap PTE)
+ * and a struct folio per folio (state, flags, LRU links).  Per managed
+ * 4 KiB page that is 4 bytes plus 12 bytes per folio: 16 bytes with 4 KiB
+ * folios, under 5 with 64 KiB ones.  Tables are mapped MAP_NORESERVE, so
+ * the untouched parts of a large, sparsely used region cost nothing.
+ *
+ * The life of a folio:
+ *
+ *                  fault (zeros)                    fault: read slots
+ *      NONE ------------------------> RESIDENT <------------ LOADING
+ *       ^                            |  ^   ^                   ^
+ *       | discard, unmap   isolate,  |  |   | write fault        | fault
+ *       |                  WP        v  |   | (abort)           |
+ *       |                        EVICTING --+                SWAPPED
+ *       |                            | slots written            ^
+ *       |                            v                          |
+ *       |                         ZAPPING ----------------------+
+ *       |                                  pages dropped
+ *       +---- (from any settled state)
+ *
+ *   NONE -> RESIDENT      fault_zero_fill()        memory.c
+ *   SWAPPED -> LOADING    fault_swap_in()          memory.c
+ *   LOADING -> RESIDENT   fault_swap_in()          memory.c
+ *   RESIDENT -> EVICTING  isolate_batch()          vmscan.c
+ *   EVICTING -> RESIDENT  fault_wp() (a write)     memory.c, or
+ *                         putback (no room)        vmscan.c
+ *   EVICTING -> ZAPPING   shrink_batch()           vmscan.c
+ *   ZAPPING -> SWAPPED    shrink_batch()           vmscan.c
+ *   any settled -> NONE   region_unmap(), region_discard()   mmap.c
+ *
+ * EVICTING and LOADING are "in flight": their owner works on them without
+ * the op_lock (I/O), and structural changes wait for them to settle.
+ * ZAPPING only exists inside an op_lock read section.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+int region_table_init(struct uswap_runtime *rt)
+{
+	rt->cap_regions = 256;
+	rt->regions_map_len = rt->cap_regions * sizeof(*rt->regions);
+	rt->regions = prim_alloc(rt->regions_map_len);
+	return rt->regions ? 0 : -ENOMEM;
+}
+
+void region_table_destroy(struct uswap_runtime *rt)
+{
+	prim_free(rt->regions, rt->regions_map_len);
+	rt->regions = NULL;
+}
+
+/* The region containing addr, or NULL.  Caller holds op_lock. */
+struct region *region_find_locked(struct uswap_runtime *rt, uintptr_t addr)
+{
+	unsigned lo = 0, hi = rt->nr_regions;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+		struct region *r = rt->regions[mid];
+
+		if (addr < r->start)
+			hi = mid;
+		else if (addr >= r->end)
+			lo = mid + 1;
+		else
+			return r;
+	}
+	return NULL;
+}
+
+/* Index of the first region ending after addr. */
+static unsigned region_lower_bound(struct uswap_runtime *rt, uintptr_t addr)
+{
+	unsigned lo = 0, hi = rt->nr_regions;
+
+	while (lo < hi) {
+		unsigned mid = (lo + hi) / 2;
+
+		if (rt->regions[mid]->end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void region_get(struct region *r)
+{
+	atomic_fetch_add(&r->refs, 1);
+}
+
+static void region_free(struct region *r)
+{
+	r->rt->meta_bytes -= r->swp_map_len + r->folio_map_len;
+	prim_free(r->swp, r->swp_map_len);
+	prim_free(r->folios, r->folio_map_len);
+	pthread_mutex_destroy(&r->lru_lock);
+	prim_free(r, sizeof(*r));
+}
+
+void region_put(struct region *r)
+{
+	if (atomic_fetch_sub(&r->refs, 1) == 1)
+		region_free(r);
+}
+
+/* A region struct with tables for [start, end), all folios NONE. */
+static struct region *region_alloc(struct uswap_runtime *rt, uintptr_t start,
+				   uintptr_t end, uintptr_t origin)
+{
+	struct region *r = prim_alloc(sizeof(*r));
+	unsigned i;
+
+	if (!r)
+		return NULL;
+	r->rt = rt;
+	r->start = start;
+	r->end = end;
+	r->origin = origin;
+	r->folio_shift = rt->folio_shift;
+	r->nr_pages = (uint32_t)((end - start) >> PAGE_SHIFT);
+	r->nr_folios = (uint32_t)(((end - origin) + folio_size(r) - 1) >>
+				  r->folio_shift);
+	r->swp_map_len = (size_t)r->nr_pages * sizeof(*r->swp);
+	r->folio_map_len = (size_t)r->nr_folios * sizeof(*r->folios);
+	r->swp = prim_alloc(r->swp_map_len);
+	r->folios = prim_alloc(r->folio_map_len);
+	if (!r->swp || !r->folios) {
+		prim_free(r->swp, r->swp_map_len);
+		prim_free(r->folios, r->folio_map_len);
+		prim_free(r, sizeof(*r));
+		return NULL;
+	}
+	pthread_mutex_init(&r->lru_lock, NULL);
+	for (i = 0; i < NR_LRU_LISTS; i++)
+		r->lru[i].head = r->lru[i].tail = FOLIO_NIL;
+	atomic_init(&r->refs, 1);
+	rt->meta_bytes += r->swp_map_len + r->folio_map_len;
+	return r;
+}
+
+static int table_insert(struct uswap_runtime *rt, struct region *r)
+{
+	unsigned pos;
+
+	if (rt->nr_regions == rt->cap_regions) {
+		size_t len = rt->regions_map_len * 2;
+		struct region **t = prim_alloc(len);
+
+		if (!t)
+			return -ENOMEM;
+		memcpy(t, rt->regions, rt->nr_regions * sizeof(*t));
+		prim_free(rt->regions, rt->regions_map_len);
+		rt->regions = t;
+		rt->regions_map_len = len;
+		rt->cap_regions *= 2;
+	}
+	pos = region_lower_bound(rt, r->start);
+	memmove(&rt->regions[pos + 1], &rt->regions[pos],
+		(rt->nr_regions - pos) * sizeof(*rt->regions));
+	rt->regions[pos] = r;
+	rt->nr_regions++;
+	return 0;
+}
+
+static void table_remove(struct uswap_runtime *rt, struct region *r)
+{
+	unsigned pos = region_lower_bound(rt, r->start);
+
+	assert(pos < rt->nr_regions && rt->regions[pos] == r);
+	memmove(&rt->regions[pos], &rt->regions[pos + 1],
+		(rt->nr_regions - pos - 1) * sizeof(*rt->regions));
+	rt->nr_regions--;
+}
+
+/*
+ * Manage the fresh anonymous mapping [start, start+len): register it and
+ * enter it in the table.  Caller holds op_lock for writing.
+ */
+int region_add(struct uswap_runtime *rt, uintptr_t start, size_t len)
+{
+	uintptr_t origin = start & ~(((uintptr_t)1 << rt->folio_shift) - 1);
+	struct region *r = region_alloc(rt, start, start + len, origin);
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	/* userfaultfd never builds huge pages; keep khugepaged away too. */
+	prim_madvise((void *)start, len, MADV_NOHUGEPAGE);
+	err = prim_uffd_register(rt->uffd, start, len, rt->have_wp);
+	if (err)
+		goto err_free;
+	err = table_insert(rt, r);
+	if (err)
+		goto err_unregister;
+	count_event(rt, USWAP_MANAGED_BYTES, len);
+	return 0;
+
+err_unregister:
+	prim_uffd_unregister(rt->uffd, start, len);
+err_free:
+	region_put(r);
+	return err;
+}
+
+void region_folios_in(const struct region *r, uintptr_t start, uintptr_t end,
+		      uint32_t *first, uint32_t *last)
+{
+	assert(start >= r->start && end <= r->end && start < end);
+	*first = folio_index(r, start);
+	*last = folio_index(r, end - 1) + 1;
+}
+
+void region_free_entries(struct region *r, uint32_t page, uint32_t nr)
+{
+	struct swap_info *si = &r->rt->swap;
+	uint32_t i = 0;
+
+	while (i < nr) {
+		swp_entry_t e = r->swp[page + i];
+		uint32_t run = 1;
+
+		if (!e) {
+			i++;
+			continue;
+		}
+		/* Free contiguous runs in one call. */
+		while (i + run < nr && r->swp[page + i + run] == e + run)
+			run++;
+		swap_slot_free(si, swp_offset(e), run);
+		memset(&r->swp[page + i], 0, run * sizeof(*r->swp));
+		i += run;
+	}
+}
+
+/*
+ * A copy of r limited to [start, end) with origin moved by `shift`
+ * (non-zero when the data moves, mremap): folio states, swap entries and
+ * LRU order are kept.  The new region has a fresh reference.
+ */
+static struct region *region_clone(struct region *r, uintptr_t start,
+				   uintptr_t end, intptr_t shift,
+				   uintptr_t new_end)
+{
+	struct uswap_runtime *rt = r->rt;
+	uint32_t first, last, i, lru;
+	struct region *n;
+
+	/* n's folio j is r's folio first + j. */
+	region_folios_in(r, start, end, &first, &last);
+	n = region_alloc(rt, start + shift, new_end,
+			 r->origin + shift + ((uintptr_t)first << r->folio_shift));
+	if (!n)
+		return NULL;
+	memcpy(n->swp, &r->swp[(start - r->start) >> PAGE_SHIFT],
+	       ((end - start) >> PAGE_SHIFT) * sizeof(*n->swp));
+	for (i = first; i < last; i++) {
+		uint32_t fl = atomic_load(&r->folios[i].flags);
+
+		atomic_store(&n->folios[i - first].flags,
+			     fl & ~(F_LRU | F_ACTIVE));
+		n->folios[i - first].prev = r->folios[i].prev;	/* shadow */
+	}
+	/* Rebuild the LRU lists, oldest first, so that order is kept. */
+	for (lru = 0; lru < NR_LRU_LISTS; lru++) {
+		uint32_t f = r->lru[lru].tail;
+
+		while (f != FOLIO_NIL) {
+			uint32_t prev = r->folios[f].prev;
+
+			if (f >= first && f < last)
+				lru_add(n, f - first, lru == LRU_ACTIVE);
+			f = prev;
+		}
+	}
+	return n;
+}
+
+/* Pages of folio i that lie in [start, end). */
+static uint32_t folio_pages_in(const struct region *r, uint32_t i,
+			       uintptr_t start, uintptr_t end, uint32_t *page)
+{
+	uintptr_t a;
+	size_t len;
+	uint32_t p;
+
+	folio_range(r, i, &a, &len, &p);
+	if (a < start) {
+		p += (uint32_t)((start - a) >> PAGE_SHIFT);
+		len -= start - a;
+		a = start;
+	}
+	if (a + len > end)
+		len = end - a;
+	*page = p;
+	return (uint32_t)(len >> PAGE_SHIFT);
+}
+
+/*
+ * Drop the contents of [start, end) inside r: free swap entries, uncharge
+ * resident pages, and take folios wholly inside to NONE.  The caller has
+ * settled the range (no folio in flight) and holds op_lock for writing; it
+ * removes the pages from the address space itself.  Returns the number of
+ * resident pages dropped.
+ */
+uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end)
+{
+	uint32_t first, last, i;
+	uint64_t dropped = 0;
+
+	region_folios_in(r, start, end, &first, &last);
+	for (i = first; i < last; i++) {
+		struct folio *f = &r->folios[i];
+		uint32_t fl = atomic_load(&f->flags), page, nr, all, p0;
+		uintptr_t a;
+		size_t len;
+
+		folio_range(r, i, &a, &len, &p0);
+		all = (uint32_t)(len >> PAGE_SHIFT);
+		nr = folio_pages_in(r, i, start, end, &page);
+		if (folio_state(fl) == FOLIO_RESIDENT) {
+			dropped += nr;
+			if (fl & F_CLEAN) {
+				/* The copy no longer matches: forget it all. */
+				region_free_entries(r, p0, all);
+				fl &= ~F_CLEAN;
+			}
+		} else {
+			region_free_entries(r, page, nr);
+		}
+		if (nr == all) {
+			if (fl & F_LRU) {
+				pthread_mutex_lock(&r->lru_lock);
+				lru_del(r, i);
+				pthread_mutex_unlock(&r->lru_lock);
+			}
+			fl = FOLIO_NONE;
+		}
+		atomic_store(&f->flags, fl);
+	}
+	if (dropped)
+		memcg_uncharge(r->rt, dropped);
+	return dropped;
+}
+
+/*
+ * Replace r in the table by the pieces of it outside [start, end) (none,
+ * one or two).  Caller holds op_lock for writing and has dropped the range.
+ */
+int region_cut(struct uswap_runtime *rt, struct region *r, uintptr_t start,
+	       uintptr_t end)
+{
+	struct region *head = NULL, *tail = NULL;
+	int err = 0;
+
+	if (start > r->start) {
+		head = region_clone(r, r->start, start, 0, start);
+		if (!head)
+			return -ENOMEM;
+	}
+	if (end < r->end) {
+		tail = region_clone(r, end, r->end, 0, r->end);
+		if (!tail) {
+			if (head)
+				region_put(head);
+			return -ENOMEM;
+		}
+	}
+	table_remove(rt, r);
+	if (head)
+		err = table_insert(rt, head);
+	if (!err && tail)
+		err = table_insert(rt, tail);
+	atomic_fetch_sub(&rt->stat.ev[USWAP_MANAGED_BYTES], end - start);
+	region_put(r);
+	return err;
+}
+
+/*
+ * Move r's state to a region at new_start of new_len bytes (mremap): the
+ * kernel has moved the pages already.  Growth is never-touched memory.
+ * Caller holds op_lock for writing; shrinking was dropped before.
+ */
+int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,
+		size_t new_len)
+{
+	size_t keep = MIN((size_t)(r->end - r->start), new_len);
+	intptr_t shift = (intptr_t)(new_start - r->start);
+	struct region *n;
+	int err;
+
+	n = region_clone(r, r->start, r->start + keep, shift,
+			 new_start + new_len);
+	if (!n)
+		return -ENOMEM;
+	err = prim_uffd_register(rt->uffd, new_start, new_len, rt->have_wp);
+	if (err) {
+		region_put(n);
+		return err;
+	}
+	prim_madvise((void *)new_start, new_len, MADV_NOHUGEPAGE);
+	table_remove(rt, r);
+	err = table_insert(rt, n);
+	atomic_fetch_add(&rt->stat.ev[USWAP_MANAGED_BYTES],
+			 new_len - (r->end - r->start));
+	region_put(r);
+	return err;
+}

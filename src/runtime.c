@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: MIT
+/*
+ * runtime.c - a runtime's life: creation from options, its threads, fork,
+ * destruction.
+ *
+ * fork.  The kernel gives a child none of its parent's userfaultfd
+ * registrations, so a child would read zeros where its parent's memory is
+ * swapped out.  Until process trees share one runtime, a child gets its
+ * inherited managed memory made resident instead: the parent settles
+ * every folio before fork (nothing in flight), the child reads every
+ * swapped folio from the swap file straight into its own pages, and the
+ * parent waits for it before going on, so that no slot the child still
+ * needs is freed or reused.  The child's copy of the runtime is then
+ * defunct (its calls pass through to the kernel) and the child starts a
+ * runtime of its own for memory it maps later.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "options.h"
+
+#define MAX_RUNTIMES	16
+
+static pthread_mutex_t runtimes_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uswap_runtime *runtimes[MAX_RUNTIMES];
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static int fork_pipe[2] = { -1, -1 };
+
+static void fork_prepare(void)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&runtimes_lock);
+	for (i = 0; i < MAX_RUNTIMES; i++)
+		if (runtimes[i] && !runtimes[i]->defunct)
+			settle_range(runtimes[i], 0, UINTPTR_MAX);
+	if (pipe2(fork_pipe, O_CLOEXEC) < 0)
+		fork_pipe[0] = fork_pipe[1] = -1;
+}
+
+static void fork_parent(void)
+{
+	unsigned i;
+	char c;
+
+	if (fork_pipe[1] >= 0) {
+		/* EOF when the child is done (or when fork failed). */
+		close(fork_pipe[1]);
+		while (read(fork_pipe[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(fork_pipe[0]);
+	}
+	for (i = 0; i < MAX_RUNTIMES; i++)
+		if (runtimes[i] && !runtimes[i]->defunct)
+			settle_done(runtimes[i]);
+	pthread_mutex_unlock(&runtimes_lock);
+}
+
+/* Read every swapped page of rt into this (child) process's memory. */
+static uint64_t materialize(struct uswap_runtime *rt)
+{
+	uint64_t pages = 0;
+	unsigned n;
+
+	for (n = 0; n < rt->nr_regions; n++) {
+		struct region *r = rt->regions[n];
+		uint32_t p = 0;
+
+		while (p < r->nr_pages) {
+			swp_entry_t e = r->swp[p];
+			uint32_t run = 1;
+			struct folio *f;
+
+			if (!e) {
+				p++;
+				continue;
+			}
+			f = &r->folios[folio_index(r, r->start +
+						   ((uintptr_t)p << PAGE_SHIFT))];
+			if (folio_state(atomic_load(&f->flags)) == FOLIO_RESIDENT) {
+				p++;	/* clean: the pages are here already */
+				continue;
+			}
+			while (p + run < r->nr_pages && r->swp[p + run] == e + run)
+				run++;
+			if (swap_read(&rt->swap, swp_offset(e),
+				      (void *)(r->start + ((uintptr_t)p << PAGE_SHIFT)),
+				      (size_t)run << PAGE_SHIFT))
+				uswap_log("fork: cannot read swapped memory at %p into the child",
+					  (void *)(r->start + ((uintptr_t)p << PAGE_SHIFT)));
+			pages += run;
+			p += run;
+		}
+	}
+	return pages;
+}
+
+static void fork_child(void)
+{
+	pthread_rwlockattr_t attr;
+	unsigned i;
+
+	for (i = 0; i < MAX_RUNTIMES; i++) {
+		struct uswap_runtime *rt = runtimes[i];
+		uint64_t pages;
+
+		if (!rt || rt->defunct)
+			continue;
+		pages = materialize(rt);
+		if (pages && (rt->opt.flags & USWAP_OPT_VERBOSE))
+			uswap_log("fork: %llu swapped pages made resident in the child",
+				  (unsigned long long)pages);
+		close(rt->uffd);
+		close(rt->wake_pipe[0]);
+		close(rt->wake_pipe[1]);
+		swap_file_close(&rt->swap);
+		/* The forking thread's locks are not ours to unlock here. */
+		pthread_rwlockattr_init(&attr);
+		pthread_rwlock_init(&rt->op_lock, &attr);
+		pthread_rwlockattr_destroy(&attr);
+		rt->nr_regions = 0;
+		rt->defunct = true;
+		runtimes[i] = NULL;
+	}
+	if (fork_pipe[1] >= 0)
+		close(fork_pipe[1]);
+	if (fork_pipe[0] >= 0)
+		close(fork_pipe[0]);
+	fork_pipe[0] = fork_pipe[1] = -1;
+	pthread_mutex_init(&runtimes_lock, NULL);
+}
+
+static void atfork_register(void)
+{
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static int runtime_list_add(struct uswap_runtime *rt)
+{
+	unsigned i;
+
+	pthread_once(&atfork_once, atfork_register);
+	pthread_mutex_lock(&runtimes_lock);
+	for (i = 0; i < MAX_RUNTIMES; i++)
+		if (!runtimes[i]) {
+			runtimes[i] = rt;
+			pthread_mutex_unlock(&runtimes_lock);
+			return 0;
+		}
+	pthread_mutex_unlock(&runtimes_lock);
+	return -EMFILE;
+}
+
+static void runtime_list_del(struct uswap_runtime *rt)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&runtimes_lock);
+	for (i = 0; i < MAX_RUNTIMES; i++)
+		if (runtimes[i] == rt)
+			runtimes[i] = NULL;
+	pthread_mutex_unlock(&runtimes_lock);
+}
+
+/* Start a thread with every signal blocked: signals are the program's. */
+static int start_thread(pthread_t *tid, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 * 1024);
+	err = pthread_create(tid, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -err;
+}
+
+static void stop_threads(struct uswap_runtime *rt)
+{
+	unsigned i;
+
+	rt->stopping = true;
+	(void)!write(rt->wake_pipe[1], "x", 1);
+	memcg_kick_reclaim(&rt->memcg);
+	pthread_mutex_lock(&rt->memcg.lock);
+	pthread_cond_broadcast(&rt->memcg.room);
+	pthread_mutex_unlock(&rt->memcg.lock);
+	for (i = 0; i < rt->nr_fault_threads; i++) {
+		pthread_join(rt->fault_tids[i], NULL);
+		fault_thread_free(rt->fault_threads[i]);
+	}
+	rt->nr_fault_threads = 0;
+	if (rt->reclaim_started)
+		pthread_join(rt->reclaim_thread, NULL);
+	rt->reclaim_started = false;
+}
+
+static unsigned ilog2(uint64_t v)
+{
+	unsigned s = 0;
+
+	while (v > 1) {
+		v >>= 1;
+		s++;
+	}
+	return s;
+}
+
+EXPORT int uswap_runtime_create(const struct uswap_options *opt,
+				struct uswap_runtime **rtp)
+{
+	struct uswap_runtime *rt;
+	pthread_rwlockattr_t attr;
+	char err_msg[256];
+	size_t fsize;
+	unsigned i;
+	int err;
+
+	rt = prim_alloc(sizeof(*rt));
+	if (!rt)
+		return -ENOMEM;
+	if (opt)
+		rt->opt = *opt;
+	else
+		uswap_options_init(&rt->opt);
+	err = options_apply_defaults(&rt->opt, err_msg, sizeof(err_msg));
+	if (err) {
+		uswap_log("%s", err_msg);
+		goto err_free;
+	}
+	rt->folio_shift = ilog2(rt->opt.folio_size);
+	fsize = (size_t)1 << rt->folio_shift;
+
+	err = prim_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP,
+			     rt->opt.uffd_features_off, &rt->features, &rt->uffd);
+	if (err)
+		goto err_free;
+	rt->have_wp = rt->features & UFFD_FEATURE_PAGEFAULT_FLAG_WP;
+	if (!rt->have_wp)
+		uswap_log("userfaultfd write-protect is unavailable: memory cannot be evicted safely and stays resident");
+
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&rt->op_lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+
+	err = region_table_init(rt);
+	if (err)
+		goto err_close_uffd;
+	memcg_init(&rt->memcg, rt->opt.max, rt->opt.high,
+		   (unsigned)(fsize >> PAGE_SHIFT));
+
+	err = swap_info_init(&rt->swap, 0, rt->opt.swap_size);
+	if (err)
+		goto err_memcg;
+	err = swap_file_create(&rt->swap, rt->opt.swap_dir, rt->opt.swap_size);
+	if (err) {
+		uswap_log("cannot create a swap file in %s: %s",
+			  rt->opt.swap_dir, strerror(-err));
+		goto err_swap_info;
+	}
+
+	rt->zero_buf = prim_mmap(NULL, (size_t)1 << MAX_FOLIO_SHIFT, PROT_READ,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				 -1, 0);
+	rt->thread_bufs = prim_alloc(fsize * rt->opt.fault_threads);
+	if (rt->zero_buf == MAP_FAILED || !rt->thread_bufs) {
+		err = -ENOMEM;
+		goto err_bufs;
+	}
+	if (pipe2(rt->wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		err = -errno;
+		goto err_bufs;
+	}
+
+	for (i = 0; i < rt->opt.fault_threads && i < ARRAY_SIZE(rt->fault_tids);
+	     i++) {
+		rt->fault_threads[i] = fault_thread_alloc(rt,
+				(char *)rt->thread_bufs + i * fsize);
+		if (!rt->fault_threads[i]) {
+			err = -ENOMEM;
+			goto err_threads;
+		}
+		err = start_thread(&rt->fault_tids[i], fault_thread_main,
+				   rt->fault_threads[i]);
+		if (err) {
+			fault_thread_free(rt->fault_threads[i]);
+			goto err_threads;
+		}
+		rt->nr_fault_threads++;
+	}
+	err = start_thread(&rt->reclaim_thread, reclaim_thread_main, rt);
+	if (err)
+		goto err_threads;
+	rt->reclaim_started = true;
+	err = runtime_list_add(rt);
+	if (err)
+		goto err_threads;
+	atomic_store(&rt->stat.ev[USWAP_MAX_BYTES], rt->opt.max);
+	*rtp = rt;
+	return 0;
+
+err_threads:
+	stop_threads(rt);
+	close(rt->wake_pipe[0]);
+	close(rt->wake_pipe[1]);
+err_bufs:
+	if (rt->zero_buf != MAP_FAILED && rt->zero_buf)
+		prim_munmap(rt->zero_buf, (size_t)1 << MAX_FOLIO_SHIFT);
+	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
+	swap_file_close(&rt->swap);
+err_swap_info:
+	swap_info_destroy(&rt->swap);
+err_memcg:
+	memcg_destroy(&rt->memcg);
+	region_table_destroy(rt);
+err_close_uffd:
+	pthread_rwlock_destroy(&rt->op_lock);
+	close(rt->uffd);
+err_free:
+	prim_free(rt, sizeof(*rt));
+	return err;
+}
+
+EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
+{
+	size_t fsize;
+
+	if (!rt)
+		return;
+	if (rt->defunct)
+		return;		/* a child's copy: nothing of it is ours */
+	fsize = (size_t)1 << rt->folio_shift;
+	runtime_list_del(rt);
+	stop_threads(rt);
+	pthread_rwlock_wrlock(&rt->op_lock);
+	while (rt->nr_regions) {
+		struct region *r = rt->regions[--rt->nr_regions];
+
+		region_drop_range(r, r->start, r->end);
+		prim_munmap((void *)r->start, r->end - r->start);
+		region_put(r);
+	}
+	pthread_rwlock_unlock(&rt->op_lock);
+	close(rt->wake_pipe[0]);
+	close(rt->wake_pipe[1]);
+	close(rt->uffd);
+	prim_munmap(rt->zero_buf, (size_t)1 << MAX_FOLIO_SHIFT);
+	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
+	swap_file_close(&rt->swap);
+	swap_info_destroy(&rt->swap);
+	memcg_destroy(&rt->memcg);
+	region_table_destroy(rt);
+	pthread_rwlock_destroy(&rt->op_lock);
+	prim_free(rt, sizeof(*rt));
+}

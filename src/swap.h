@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * swap.h - the swap device: slot map and cluster allocator (swapfile.c),
+ * device I/O (page_io.c).
+ *
+ * A device is carved into 4 KiB slots; 512 slots make a 2 MiB cluster.
+ * Each slot has a use count (swap_map, as the kernel's): 0 is free, n is
+ * referenced by n page table entries (more than one after fork).
+ * Allocation hands out 2^order contiguous slots, naturally aligned, from the
+ * allocating context's current cluster; a context that has none takes a
+ * partially used cluster that has room, else a free one.
+ *
+ * Swap entries name a slot on a device: a 32-bit value, type (device index
+ * + 1) in the top SWP_TYPE_BITS bits, offset below; 0 means "no entry".
+ */
+#ifndef USWAP_SWAP_H
+#define USWAP_SWAP_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SWP_TYPE_BITS		4
+#define SWP_OFFSET_BITS		(32 - SWP_TYPE_BITS)
+#define SWP_OFFSET_MASK		((1u << SWP_OFFSET_BITS) - 1)
+#define SWP_MAX_SLOTS		(1u << SWP_OFFSET_BITS)	/* 1 TiB of 4 KiB slots */
+
+#define SWAP_SLOT_SHIFT		12
+#define SWAP_SLOT_SIZE		(1u << SWAP_SLOT_SHIFT)
+#define SWAP_CLUSTER_SHIFT	9			/* 512 slots */
+#define SWAP_CLUSTER_SLOTS	(1u << SWAP_CLUSTER_SHIFT)
+#define SWAP_CLUSTER_BYTES	(SWAP_CLUSTER_SLOTS * SWAP_SLOT_SIZE)
+#define SWAP_MAP_MAX		0xfe			/* largest use count */
+#define SWAP_MAX_ORDER		SWAP_CLUSTER_SHIFT	/* 2 MiB folios */
+
+typedef uint32_t swp_entry_t;
+
+static inline swp_entry_t swp_entry(unsigned type, uint32_t offset)
+{
+	return ((swp_entry_t)(type + 1) << SWP_OFFSET_BITS) | offset;
+}
+
+static inline unsigned swp_type(swp_entry_t e)
+{
+	return (e >> SWP_OFFSET_BITS) - 1;
+}
+
+static inline uint32_t swp_offset(swp_entry_t e)
+{
+	return e & SWP_OFFSET_MASK;
+}
+
+/* Cluster list membership (struct swap_cluster.list). */
+enum swap_cluster_list {
+	CLUSTER_FREE,		/* no slot used */
+	CLUSTER_NONFULL,	/* some slots used, room left */
+	CLUSTER_FULL,		/* every slot used */
+	CLUSTER_CURRENT,	/* owned by an allocating context */
+	CLUSTER_NR_LISTS
+};
+
+#define CLUSTER_NONE	UINT32_MAX
+
+struct swap_cluster {
+	uint16_t count;		/* slots in use */
+	uint8_t list;		/* enum swap_cluster_list */
+	uint8_t provisioned;	/* file space reserved (fallocate done) */
+	uint32_t next, prev;	/* list links: cluster indices or CLUSTER_NONE */
+};
+
+struct swap_cluster_list_head {
+	uint32_t head, tail, nr;
+};
+
+/*
+ * Per allocating context state (the kernel's per-CPU cluster): one per
+ * reclaiming thread, so that threads fill different clusters.  Lives in
+ * the thread's own struct; initialise with swap_alloc_ctx_init().
+ */
+struct swap_alloc_ctx {
+	uint32_t cluster;	/* current cluster, or CLUSTER_NONE */
+	uint32_t next;		/* next offset to try inside it */
+};
+
+/*
+ * One swap device.  `lock` protects the slot map, the cluster array and
+ * the lists; it is a leaf lock (nothing is taken while it is held).
+ */
+struct swap_info {
+	pthread_mutex_t lock;
+	unsigned type;			/* index in the runtime's device table */
+	uint32_t nr_slots;		/* usable slots (whole clusters) */
+	uint32_t nr_clusters;
+	uint32_t inuse_slots;
+	uint8_t *swap_map;		/* use count per slot */
+	struct swap_cluster *clusters;
+	struct swap_cluster_list_head lists[CLUSTER_NR_LISTS];
+	/* I/O side (page_io.c); fd < 0 for a device without a file (tests). */
+	int fd;
+	bool direct;			/* fd opened with O_DIRECT */
+	/*
+	 * Called with `lock` held when a cluster that was never used is about
+	 * to hand out its first slot: reserve its space (fallocate).  NULL for
+	 * no reservation.  On failure the cluster stays free and unreserved
+	 * and the allocation fails with the error.
+	 */
+	int (*provision)(struct swap_info *si, uint32_t cluster);
+	char path[256];			/* for /proc/swaps-like output */
+	int prio;
+	int node;
+};
+
+/* swapfile.c: the allocator (pure logic, testable without a file). */
+int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes);
+void swap_info_destroy(struct swap_info *si);
+void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx);
+/* Return the context's current cluster to the lists (thread exit). */
+void swap_alloc_ctx_release(struct swap_info *si, struct swap_alloc_ctx *ctx);
+/*
+ * Allocate 2^order contiguous, naturally aligned slots with use count 1.
+ * *offset gets the first.  -ENOSPC when no cluster has room for that order.
+ * A cluster used for the first time is first passed to si->provision.
+ */
+int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
+		    unsigned order, uint32_t *offset);
+/* Drop one use of each of nr slots from offset; a slot reaching 0 is free. */
+void swap_slot_free(struct swap_info *si, uint32_t offset, uint32_t nr);
+/* Add one use to a slot (fork); -EOVERFLOW past SWAP_MAP_MAX. */
+int swap_slot_dup(struct swap_info *si, uint32_t offset);
+/* Use count of a slot. */
+unsigned swap_slot_count(struct swap_info *si, uint32_t offset);
+/* Check every invariant of the lists and counts; 0 or -EUCLEAN. */
+int swap_info_validate(struct swap_info *si);
+
+/* page_io.c: device files and I/O. */
+int swap_file_create(struct swap_info *si, const char *dir, uint64_t size);
+void swap_file_close(struct swap_info *si);
+/* Write nr slots from iov; whole or -errno (short writes are errors). */
+struct iovec;
+int swap_write(struct swap_info *si, uint32_t offset, const struct iovec *iov,
+	       int iovcnt, size_t len);
+int swap_read(struct swap_info *si, uint32_t offset, void *buf, size_t len);
+/* Reserve the file blocks of a cluster (fallocate); 0 or -errno. */
+int swap_cluster_provision(struct swap_info *si, uint32_t cluster);
+
+#endif /* USWAP_SWAP_H */

@@ -1,0 +1,693 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * swapfile.c - the swap device's slot map and cluster allocator.
+ *
+ * This rebuilds in user space the allocator half of the kernel's
+ * mm/swapfile.c: the swap_map of use counts, the 2 MiB clusters and their
+ * free / nonfull / full lists, and the per-CPU current cluster (here one per
+ * allocating context).  The I/O half of a device lives in page_io.c.
+ *
+ * Slot map.  A device is an array of 4 KiB slots.  swap_map[] holds one
+ * byte per slot: how many swap entries name it.  0 is free, 1 after
+ * swap_slot_alloc(), more after swap_slot_dup() (fork), at most
+ * SWAP_MAP_MAX.  swap_slot_free() drops one use of each slot of a range; a
+ * slot whose count reaches 0 is free again.
+ *
+ * Clusters.  512 slots (2 MiB) make a cluster; struct swap_cluster counts
+ * the slots of the cluster in use and links the cluster into the one list
+ * it is on.  Clusters are what makes large folios possible: a folio of
+ * order 1..9 (8 KiB .. 2 MiB) goes out as one run of 2^order contiguous
+ * slots, naturally aligned (its offset is a multiple of 2^order), so that it
+ * is one write and one read, and such a run never crosses a cluster.  A
+ * context that fills a cluster of its own also keeps its writes sequential
+ * in the file and away from the other threads' clusters.
+ *
+ * Lists.  Every cluster is on exactly one of four lists, doubly linked
+ * through cluster indices (4-byte links in one mmap'd array, no pointers):
+ *
+ *	FREE		count == 0, owned by nobody
+ *	NONFULL		0 < count < 512, owned by nobody
+ *	FULL		count == 512
+ *	CURRENT		owned by a context, count < 512 (possibly 0)
+ *
+ *                 (1) take                      (2) take
+ *     +------+ ---------------> +---------+ <------------------ +---------+
+ *     | FREE |                  | CURRENT |                     | NONFULL |
+ *     +------+ <--------------- +---------+ ------------------> +---------+
+ *      ^    ^    (3) release        |        (4) release,          |    ^
+ *      |    |        (empty)        |            no room           |    |
+ *      |    |                   (5) | last slot handed out         |    |
+ *      |    |                       v                              |    |
+ *      |    |   (7) all freed   +---------+   (6) some freed       |    |
+ *      |    +------------------ |  FULL   | -----------------------+----+
+ *      |                        +---------+                        |
+ *      +-----------------------------------------------------------+
+ *                          (8) last slot freed
+ *
+ *	(1), (2)  swap_slot_alloc() -> cluster_take_locked()
+ *	(3), (4)  swap_alloc_ctx_release(), and swap_slot_alloc() when the
+ *		  context's cluster has no run of the order asked for
+ *	(5)	  swap_slot_alloc(): the context drops its full cluster
+ *	(6)-(8)	  swap_slot_free() -> cluster_put_locked()
+ *
+ * A CURRENT cluster never moves because of frees: it stays with its owner,
+ * even when it becomes empty, until the owner lets it go.
+ *
+ * Allocation.  Each allocating thread has a struct swap_alloc_ctx (the
+ * kernel's per-CPU cluster): its current cluster and a cursor, the offset
+ * after its last allocation.  swap_slot_alloc(order) tries in turn:
+ *
+ *   a. the context's cluster: the first free aligned run at or after the
+ *	cursor, else anywhere in the cluster.  Order 0 usually finds the very
+ *	slot under the cursor: O(1) amortised, a cluster scan (512 bytes) at
+ *	worst, never a scan of the whole map;
+ *   b. otherwise the context hands its cluster back (4) and takes another
+ *	(1, 2): up to SWAP_NONFULL_PROBE clusters from the head of NONFULL (a
+ *	probed cluster without room for the order is rotated to the tail, so
+ *	fragmented clusters sink; for order 0 the head always fits);
+ *   c. the head of FREE, passed first to si->provision if never used;
+ *   d. every NONFULL cluster not probed in b.  This walk is what a nearly
+ *	full or fragmented device pays for an order that has no room: a
+ *	count test per cluster, and a map pass (64 words) for those whose
+ *	count leaves room; about 0.1-0.3 ms on an 8 GiB device.
+ *
+ * So -ENOSPC is exact: it is returned only when no cluster outside the
+ * other contexts' current clusters has a free aligned run of that order.
+ * Order 0 may succeed where a larger order fails (fragmentation): callers
+ * split the folio.
+ *
+ * FREE order.  Clusters that come back to FREE are pushed at its head; those
+ * never used stay behind them in index order.  So space already provisioned
+ * is reused before the file grows, and when the head of FREE needs
+ * provisioning no free cluster has been provisioned.  If provisioning fails
+ * the cluster stays at the head of FREE, unprovisioned, and the allocation
+ * fails with provision's error unless step d finds room.
+ *
+ * Locking.  si->lock (a leaf lock) protects swap_map, the clusters, the
+ * lists, inuse_slots and every swap_alloc_ctx of the device.  Every exported
+ * function takes it; functions ending in _locked expect it held and assert
+ * it.  si->provision is called with it held.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "swap.h"
+
+/* Nonfull clusters probed for a run before a free cluster is taken (b). */
+#define SWAP_NONFULL_PROBE	4
+
+#define BYTES_01	0x0101010101010101ull
+#define BYTES_7F	0x7f7f7f7f7f7f7f7full
+#define BYTES_80	0x8080808080808080ull
+
+/* Debug check that the caller holds si->lock (by some thread). */
+static void swap_assert_locked(struct swap_info *si)
+{
+	assert(pthread_mutex_trylock(&si->lock) == EBUSY);
+	(void)si;
+}
+
+static uint32_t cluster_base(uint32_t idx)
+{
+	return idx << SWAP_CLUSTER_SHIFT;
+}
+
+/* The list a cluster that nobody owns belongs on, by its count. */
+static enum swap_cluster_list cluster_list_for(const struct swap_cluster *c)
+{
+	if (c->count == 0)
+		return CLUSTER_FREE;
+	if (c->count == SWAP_CLUSTER_SLOTS)
+		return CLUSTER_FULL;
+	return CLUSTER_NONFULL;
+}
+
+/* Unlink cluster idx from the list it is on. */
+static void cluster_list_del(struct swap_info *si, uint32_t idx)
+{
+	struct swap_cluster *c = &si->clusters[idx];
+	struct swap_cluster_list_head *l = &si->lists[c->list];
+
+	assert(l->nr > 0);
+	if (c->prev == CLUSTER_NONE)
+		l->head = c->next;
+	else
+		si->clusters[c->prev].next = c->next;
+	if (c->next == CLUSTER_NONE)
+		l->tail = c->prev;
+	else
+		si->clusters[c->next].prev = c->prev;
+	l->nr--;
+	c->next = CLUSTER_NONE;
+	c->prev = CLUSTER_NONE;
+}
+
+/* Link the unlinked cluster idx at the head or the tail of list. */
+static void cluster_list_add(struct swap_info *si, uint32_t idx,
+			     enum swap_cluster_list list, bool head)
+{
+	struct swap_cluster *c = &si->clusters[idx];
+	struct swap_cluster_list_head *l = &si->lists[list];
+
+	c->list = list;
+	if (l->nr == 0) {
+		c->prev = CLUSTER_NONE;
+		c->next = CLUSTER_NONE;
+		l->head = idx;
+		l->tail = idx;
+	} else if (head) {
+		c->prev = CLUSTER_NONE;
+		c->next = l->head;
+		si->clusters[l->head].prev = idx;
+		l->head = idx;
+	} else {
+		c->next = CLUSTER_NONE;
+		c->prev = l->tail;
+		si->clusters[l->tail].next = idx;
+		l->tail = idx;
+	}
+	l->nr++;
+}
+
+static void cluster_move(struct swap_info *si, uint32_t idx,
+			 enum swap_cluster_list list, bool head)
+{
+	cluster_list_del(si, idx);
+	cluster_list_add(si, idx, list, head);
+}
+
+/*
+ * Put cluster idx, just unlinked from CURRENT or FULL, on the list its
+ * count calls for: empty ones at the head of FREE (reused first, see "FREE
+ * order" above), others at the tail.
+ */
+static void cluster_settle(struct swap_info *si, uint32_t idx)
+{
+	enum swap_cluster_list list = cluster_list_for(&si->clusters[idx]);
+
+	cluster_list_add(si, idx, list, list == CLUSTER_FREE);
+}
+
+/* Are the 2^order slots from map all free?  map is 2^order aligned. */
+static bool slot_run_free(const uint8_t *map, unsigned order)
+{
+	unsigned nr = 1u << order;
+	unsigned i;
+
+	if (nr >= 8) {
+		for (i = 0; i < nr; i += 8) {
+			uint64_t w;
+
+			memcpy(&w, map + i, sizeof(w));
+			if (w)
+				return false;
+		}
+		return true;
+	}
+	for (i = 0; i < nr; i++)
+		if (map[i])
+			return false;
+	return true;
+}
+
+/*
+ * First free aligned run of 2^order slots starting in [from, to) of one
+ * cluster's map: its index, or -1.  from is 2^order aligned, to <= 512.
+ */
+static int map_find_run(const uint8_t *map, unsigned from, unsigned to,
+			unsigned order)
+{
+	const unsigned nr = 1u << order;
+	unsigned i;
+
+	if (from >= to)
+		return -1;
+	if (order == 0) {
+		const uint8_t *p = memchr(map + from, 0, to - from);
+
+		return p ? (int)(p - map) : -1;
+	}
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (order < 3) {
+		/* A word at a time: the lowest all-zero 2- or 4-byte lane. */
+		const uint64_t lo = order == 1 ? 0x0001000100010001ull :
+						 0x0000000100000001ull;
+		const uint64_t hi = lo << ((8u << order) - 1);
+
+		for (i = from & ~7u; i < to; i += 8) {
+			uint64_t w, zero;
+			unsigned s;
+
+			memcpy(&w, map + i, sizeof(w));
+			if (i < from)	/* hide the lanes before from */
+				w |= (1ull << (8 * (from - i))) - 1;
+			zero = (w - lo) & ~w & hi;
+			if (!zero)
+				continue;
+			/* The lowest flagged lane is exact (higher may not). */
+			s = (unsigned)__builtin_ctzll(zero) >> 3;
+			s = i + (s & ~(nr - 1));
+			return s < to ? (int)s : -1;
+		}
+		return -1;
+	}
+#endif
+	for (i = from; i < to; i += nr)
+		if (slot_run_free(map + i, order))
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Find a free, naturally aligned run of 2^order slots in cluster idx: the
+ * first at or after offset `from` if `from` is inside the cluster, else the
+ * first from the cluster's start.  Return true and its offset in *offset,
+ * or false if the cluster has no such run.  Costs at most one pass over the
+ * cluster's 512 bytes of map.
+ */
+static bool cluster_find_run(const struct swap_info *si, uint32_t idx,
+			     unsigned order, uint32_t from, uint32_t *offset)
+{
+	const uint32_t base = cluster_base(idx);
+	const uint8_t *map = si->swap_map + base;
+	const unsigned nr = 1u << order;
+	unsigned start = 0;
+	int found;
+
+	if (si->clusters[idx].count + nr > SWAP_CLUSTER_SLOTS)
+		return false;
+	if (from >= base && from - base < SWAP_CLUSTER_SLOTS)
+		start = (from - base + nr - 1) & ~(nr - 1);
+
+	found = map_find_run(map, start, SWAP_CLUSTER_SLOTS, order);
+	if (found < 0)
+		found = map_find_run(map, 0, start, order);
+	/* count < 512: some slot is free */
+	assert(found >= 0 || order > 0);
+	if (found < 0)
+		return false;
+	*offset = base + (uint32_t)found;
+	return true;
+}
+
+/* Reserve the space of cluster idx if it was never used; 0 or -errno. */
+static int cluster_provision_locked(struct swap_info *si, uint32_t idx)
+{
+	struct swap_cluster *c = &si->clusters[idx];
+	int err;
+
+	swap_assert_locked(si);
+	if (c->provisioned || !si->provision)
+		return 0;
+	err = si->provision(si, idx);
+	assert(err <= 0);
+	if (err)
+		return err;
+	c->provisioned = 1;
+	return 0;
+}
+
+/*
+ * Take a cluster with a free aligned run of 2^order slots, for a context
+ * that has none (steps b, c, d of the allocation).  On success the cluster
+ * is on CURRENT, *idx names it and *offset the run.  Returns 0, the
+ * provision error, or -ENOSPC.  Caller holds si->lock.
+ */
+static int cluster_take_locked(struct swap_info *si, unsigned order,
+			       uint32_t *idx, uint32_t *offset)
+{
+	struct swap_cluster_list_head *nonfull = &si->lists[CLUSTER_NONFULL];
+	struct swap_cluster_list_head *free_list = &si->lists[CLUSTER_FREE];
+	uint32_t probed = 0, left, i;
+	int err = -ENOSPC;
+
+	swap_assert_locked(si);
+	/* A nonfull cluster never has 512 free slots: skip it for order 9. */
+	if (order == SWAP_MAX_ORDER)
+		goto free_cluster;
+
+	while (probed < SWAP_NONFULL_PROBE && probed < nonfull->nr) {
+		i = nonfull->head;
+		if (cluster_find_run(si, i, order, 0, offset))
+			goto take;
+		cluster_move(si, i, CLUSTER_NONFULL, false);
+		probed++;
+	}
+
+free_cluster:
+	if (free_list->nr) {
+		i = free_list->head;
+		err = cluster_provision_locked(si, i);
+		if (!err) {
+			*offset = cluster_base(i);
+			goto take;
+		}
+	}
+	if (order == SWAP_MAX_ORDER)
+		return err;
+
+	/* The probed clusters were rotated to the tail: walk the others. */
+	left = nonfull->nr - probed;
+	for (i = nonfull->head; left; i = si->clusters[i].next, left--)
+		if (cluster_find_run(si, i, order, 0, offset))
+			goto take;
+	return err;
+
+take:
+	cluster_move(si, i, CLUSTER_CURRENT, false);
+	*idx = i;
+	return 0;
+}
+
+/* Hand the context's cluster back to the lists.  Caller holds si->lock. */
+static void swap_alloc_ctx_release_locked(struct swap_info *si,
+					  struct swap_alloc_ctx *ctx)
+{
+	uint32_t idx = ctx->cluster;
+
+	swap_assert_locked(si);
+	if (idx == CLUSTER_NONE)
+		return;
+	assert(idx < si->nr_clusters);
+	assert(si->clusters[idx].list == CLUSTER_CURRENT);
+	cluster_list_del(si, idx);
+	cluster_settle(si, idx);
+	ctx->cluster = CLUSTER_NONE;
+}
+
+static int swap_slot_alloc_locked(struct swap_info *si,
+				  struct swap_alloc_ctx *ctx, unsigned order,
+				  uint32_t *offset)
+{
+	const uint32_t nr = 1u << order;
+	uint32_t idx = ctx->cluster, off;
+	struct swap_cluster *c;
+	int err;
+
+	swap_assert_locked(si);
+	assert(idx == CLUSTER_NONE ||
+	       (idx < si->nr_clusters &&
+		si->clusters[idx].list == CLUSTER_CURRENT));
+
+	if (idx == CLUSTER_NONE ||
+	    !cluster_find_run(si, idx, order, ctx->next, &off)) {
+		swap_alloc_ctx_release_locked(si, ctx);
+		err = cluster_take_locked(si, order, &idx, &off);
+		if (err)
+			return err;
+		ctx->cluster = idx;
+	}
+
+	c = &si->clusters[idx];
+	memset(si->swap_map + off, 1, nr);
+	c->count += nr;
+	si->inuse_slots += nr;
+	ctx->next = off + nr;
+	if (c->count == SWAP_CLUSTER_SLOTS) {
+		cluster_move(si, idx, CLUSTER_FULL, false);
+		ctx->cluster = CLUSTER_NONE;
+	}
+	*offset = off;
+	return 0;
+}
+
+int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
+		    unsigned order, uint32_t *offset)
+{
+	int err;
+
+	if (order > SWAP_MAX_ORDER)
+		return -EINVAL;
+	pthread_mutex_lock(&si->lock);
+	err = swap_slot_alloc_locked(si, ctx, order, offset);
+	pthread_mutex_unlock(&si->lock);
+	return err;
+}
+
+/*
+ * freed slots of cluster idx became free: move the cluster to the list its
+ * count now calls for, unless a context owns it.  Caller holds si->lock.
+ */
+static void cluster_put_locked(struct swap_info *si, uint32_t idx,
+			       uint32_t freed)
+{
+	struct swap_cluster *c = &si->clusters[idx];
+
+	swap_assert_locked(si);
+	assert(c->count >= freed && c->list != CLUSTER_FREE);
+	c->count -= freed;
+	si->inuse_slots -= freed;
+	if (c->list == CLUSTER_CURRENT || c->list == cluster_list_for(c))
+		return;
+	cluster_list_del(si, idx);
+	cluster_settle(si, idx);
+}
+
+void swap_slot_free(struct swap_info *si, uint32_t offset, uint32_t nr)
+{
+	assert(offset <= si->nr_slots && nr <= si->nr_slots - offset);
+
+	pthread_mutex_lock(&si->lock);
+	while (nr) {
+		const uint32_t idx = offset >> SWAP_CLUSTER_SHIFT;
+		const uint32_t end = cluster_base(idx + 1);
+		const uint32_t n = nr < end - offset ? nr : end - offset;
+		uint32_t i, freed = 0;
+
+		for (i = offset; i < offset + n; i++) {
+			uint8_t *p = &si->swap_map[i];
+
+			assert(*p > 0);	/* freeing a free slot */
+			if (*p == 0)
+				continue;
+			if (--*p == 0)
+				freed++;
+		}
+		if (freed)
+			cluster_put_locked(si, idx, freed);
+		offset += n;
+		nr -= n;
+	}
+	pthread_mutex_unlock(&si->lock);
+}
+
+int swap_slot_dup(struct swap_info *si, uint32_t offset)
+{
+	uint8_t *p;
+	int err = 0;
+
+	assert(offset < si->nr_slots);
+	pthread_mutex_lock(&si->lock);
+	p = &si->swap_map[offset];
+	assert(*p > 0);		/* dup of a free slot */
+	if (*p == 0)
+		err = -EINVAL;
+	else if (*p >= SWAP_MAP_MAX)
+		err = -EOVERFLOW;
+	else
+		++*p;
+	pthread_mutex_unlock(&si->lock);
+	return err;
+}
+
+unsigned swap_slot_count(struct swap_info *si, uint32_t offset)
+{
+	unsigned count;
+
+	assert(offset < si->nr_slots);
+	pthread_mutex_lock(&si->lock);
+	count = si->swap_map[offset];
+	pthread_mutex_unlock(&si->lock);
+	return count;
+}
+
+void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx)
+{
+	ctx->cluster = CLUSTER_NONE;
+	ctx->next = 0;
+}
+
+void swap_alloc_ctx_release(struct swap_info *si, struct swap_alloc_ctx *ctx)
+{
+	pthread_mutex_lock(&si->lock);
+	swap_alloc_ctx_release_locked(si, ctx);
+	pthread_mutex_unlock(&si->lock);
+}
+
+/*
+ * Set up si for a device of size_bytes, rounded down to whole clusters and
+ * capped at SWP_MAX_SLOTS slots, with every cluster free.  The map and the
+ * cluster array come from mmap, not malloc: this runs inside someone else's
+ * process, and the pages of a large map are only touched as it fills.
+ * Returns 0, -EINVAL for less than one cluster, or the mmap error.
+ */
+int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
+{
+	const int prot = PROT_READ | PROT_WRITE;
+	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	uint64_t nr_clusters = size_bytes / SWAP_CLUSTER_BYTES;
+	uint32_t i;
+	void *p;
+	int err;
+
+	memset(si, 0, sizeof(*si));
+	if (nr_clusters > SWP_MAX_SLOTS / SWAP_CLUSTER_SLOTS)
+		nr_clusters = SWP_MAX_SLOTS / SWAP_CLUSTER_SLOTS;
+	if (nr_clusters == 0)
+		return -EINVAL;
+	si->type = type;
+	si->nr_clusters = (uint32_t)nr_clusters;
+	si->nr_slots = si->nr_clusters << SWAP_CLUSTER_SHIFT;
+	si->fd = -1;
+	si->provision = NULL;
+	si->prio = -2;
+	si->node = -1;
+
+	p = mmap(NULL, si->nr_slots, prot, flags, -1, 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	si->swap_map = p;
+	p = mmap(NULL, (size_t)si->nr_clusters * sizeof(*si->clusters), prot,
+		 flags, -1, 0);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		goto err_unmap_map;
+	}
+	si->clusters = p;
+	err = -pthread_mutex_init(&si->lock, NULL);
+	if (err)
+		goto err_unmap_clusters;
+
+	/* Zero-filled: count 0, not provisioned.  All on FREE, in order. */
+	for (i = 0; i < si->nr_clusters; i++) {
+		si->clusters[i].list = CLUSTER_FREE;
+		si->clusters[i].prev = i ? i - 1 : CLUSTER_NONE;
+		si->clusters[i].next =
+			i + 1 < si->nr_clusters ? i + 1 : CLUSTER_NONE;
+	}
+	for (i = 0; i < CLUSTER_NR_LISTS; i++) {
+		si->lists[i].head = CLUSTER_NONE;
+		si->lists[i].tail = CLUSTER_NONE;
+		si->lists[i].nr = 0;
+	}
+	si->lists[CLUSTER_FREE].head = 0;
+	si->lists[CLUSTER_FREE].tail = si->nr_clusters - 1;
+	si->lists[CLUSTER_FREE].nr = si->nr_clusters;
+	return 0;
+
+err_unmap_clusters:
+	munmap(si->clusters, (size_t)si->nr_clusters * sizeof(*si->clusters));
+	si->clusters = NULL;
+err_unmap_map:
+	munmap(si->swap_map, si->nr_slots);
+	si->swap_map = NULL;
+	return err;
+}
+
+/* Undo swap_info_init().  No context may use si any more. */
+void swap_info_destroy(struct swap_info *si)
+{
+	if (!si->swap_map)
+		return;
+	munmap(si->clusters, (size_t)si->nr_clusters * sizeof(*si->clusters));
+	munmap(si->swap_map, si->nr_slots);
+	si->clusters = NULL;
+	si->swap_map = NULL;
+	pthread_mutex_destroy(&si->lock);
+}
+
+/*
+ * Slots in use among the n (a multiple of 8) from map, or -1 if one holds
+ * a count above SWAP_MAP_MAX.
+ */
+static int slots_used(const uint8_t *map, unsigned n)
+{
+	int used = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i += 8) {
+		uint64_t w, nonzero;
+
+		memcpy(&w, map + i, sizeof(w));
+		/* some byte is 0xff */
+		if ((~w - BYTES_01) & w & BYTES_80)
+			return -1;
+		nonzero = (((w & BYTES_7F) + BYTES_7F) | w) & BYTES_80;
+		/* Sum the eight 0/1 bytes into the top one (no popcnt). */
+		used += (int)(((nonzero >> 7) * BYTES_01) >> 56);
+	}
+	return used;
+}
+
+static int swap_info_validate_locked(struct swap_info *si)
+{
+	uint64_t inuse = 0, seen = 0;
+	uint32_t i, l;
+
+	swap_assert_locked(si);
+	if (!si->swap_map || !si->clusters || si->nr_clusters == 0 ||
+	    si->nr_slots != cluster_base(si->nr_clusters))
+		return -EUCLEAN;
+
+	for (i = 0; i < si->nr_clusters; i++) {
+		const struct swap_cluster *c = &si->clusters[i];
+		int used = slots_used(si->swap_map + cluster_base(i),
+				      SWAP_CLUSTER_SLOTS);
+
+		if (used < 0 || (unsigned)used != c->count)
+			return -EUCLEAN;
+		if (c->list >= CLUSTER_NR_LISTS)
+			return -EUCLEAN;
+		if (c->list == CLUSTER_CURRENT) {
+			if (c->count >= SWAP_CLUSTER_SLOTS)
+				return -EUCLEAN;
+		} else if (c->list != cluster_list_for(c)) {
+			return -EUCLEAN;
+		}
+		inuse += (unsigned)used;
+	}
+	if (inuse != si->inuse_slots)
+		return -EUCLEAN;
+
+	for (l = 0; l < CLUSTER_NR_LISTS; l++) {
+		const struct swap_cluster_list_head *h = &si->lists[l];
+		uint32_t prev = CLUSTER_NONE, n = 0;
+
+		for (i = h->head; i != CLUSTER_NONE; i = si->clusters[i].next) {
+			/* a bad link or a cycle */
+			if (i >= si->nr_clusters || n >= si->nr_clusters)
+				return -EUCLEAN;
+			if (si->clusters[i].list != l ||
+			    si->clusters[i].prev != prev)
+				return -EUCLEAN;
+			prev = i;
+			n++;
+		}
+		if (h->tail != prev || h->nr != n)
+			return -EUCLEAN;
+		seen += n;
+	}
+	/* Each walk only meets its own clusters: all met means each once. */
+	if (seen != si->nr_clusters)
+		return -EUCLEAN;
+	return 0;
+}
+
+/*
+ * Recount every cluster from swap_map and check counts, list membership,
+ * links and lengths, and inuse_slots.  0 or -EUCLEAN.  O(nr_slots): for
+ * tests and debug assertions.
+ */
+int swap_info_validate(struct swap_info *si)
+{
+	int err;
+
+	pthread_mutex_lock(&si->lock);
+	err = swap_info_validate_locked(si);
+	pthread_mutex_unlock(&si->lock);
+	return err;
+}

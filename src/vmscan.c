@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmscan.c - the reclaimer (the kernel's kswapd and vmscan.c).
+ *
+ * Each region has an inactive and an active LRU list of resident folios.
+ * New folios enter the inactive list; folios that prove themselves move to
+ * the active list; the reclaimer evicts from the inactive tail and refills
+ * the inactive list from the active tail when it runs short (as the
+ * kernel: inactive_is_low()).
+ *
+ * The access signal.  User space cannot read the accessed bit, so uswap
+ * observes writes: a folio reaching the inactive tail for the first time
+ * is write-protected ("armed") and given a second trip through the list.
+ * A write to it meanwhile raises a write-protect fault (memory.c) that
+ * marks it referenced; at the tail again, a referenced folio is activated
+ * and an unreferenced one is evicted.  Reads are invisible until eviction;
+ * a folio evicted wrongly refaults soon, and refault detection
+ * (workingset.c) puts it straight on the active list.  The write-protect
+ * set when arming is also what the eviction protocol needs, so arming
+ * costs no extra system call per evicted folio.
+ *
+ * The eviction protocol (DESIGN.md, invariant 1):
+ *   1. under op_lock (read) and the LRU lock, a victim goes RESIDENT ->
+ *      EVICTING; it is write-protected already (armed, or clean);
+ *   2. without locks, its pages are written to new slots straight from the
+ *      region (a clean folio's slots already hold it);
+ *   3. under op_lock (read), EVICTING -> ZAPPING by compare-and-swap: a
+ *      write that came in meanwhile has turned the folio back to RESIDENT
+ *      (fault_wp() in memory.c) and the swap copy is dropped instead;
+ *   4. the pages of all ZAPPING victims go in one process_madvise call;
+ *   5. ZAPPING -> SWAPPED; threads that faulted meanwhile are woken.
+ * A write can only land before step 1's write-protect, or abort the
+ * eviction: no write is ever lost.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define BATCH_PAGES	512u	/* one 2 MiB cluster per batch */
+#define SCAN_FACTOR	4u	/* scan at most this many batches' worth */
+#define MAX_VICTIMS	512u
+
+static uint32_t folio_nr_pages(const struct region *r, uint32_t i)
+{
+	uintptr_t a;
+	size_t len;
+	uint32_t p;
+
+	folio_range(r, i, &a, &len, &p);
+	return (uint32_t)(len >> PAGE_SHIFT);
+}
+
+/* Put folio i at the head of a list.  Caller holds r->lru_lock. */
+void lru_add(struct region *r, uint32_t i, bool active)
+{
+	struct lru_list *l = &r->lru[active ? LRU_ACTIVE : LRU_INACTIVE];
+	struct folio *f = &r->folios[i];
+
+	assert(!(atomic_load(&f->flags) & F_LRU));
+	f->prev = FOLIO_NIL;
+	f->next = l->head;
+	if (l->head != FOLIO_NIL)
+		r->folios[l->head].prev = i;
+	else
+		l->tail = i;
+	l->head = i;
+	l->nr_folios++;
+	l->nr_pages += folio_nr_pages(r, i);
+	atomic_fetch_or(&f->flags, F_LRU | (active ? F_ACTIVE : 0));
+}
+
+/* Take folio i off its list.  Caller holds r->lru_lock. */
+void lru_del(struct region *r, uint32_t i)
+{
+	struct folio *f = &r->folios[i];
+	uint32_t fl = atomic_load(&f->flags);
+	struct lru_list *l = &r->lru[(fl & F_ACTIVE) ? LRU_ACTIVE : LRU_INACTIVE];
+
+	assert(fl & F_LRU);
+	if (f->prev != FOLIO_NIL)
+		r->folios[f->prev].next = f->next;
+	else
+		l->head = f->next;
+	if (f->next != FOLIO_NIL)
+		r->folios[f->next].prev = f->prev;
+	else
+		l->tail = f->prev;
+	l->nr_folios--;
+	l->nr_pages -= folio_nr_pages(r, i);
+	atomic_fetch_and(&f->flags, ~(F_LRU | F_ACTIVE));
+}
+
+static void lru_move(struct region *r, uint32_t i, bool active)
+{
+	lru_del(r, i);
+	lru_add(r, i, active);
+}
+
+/* Total active pages of every region (workingset size). */
+uint64_t lru_active_pages(struct uswap_runtime *rt)
+{
+	uint64_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < rt->nr_regions; i++)
+		n += rt->regions[i]->lru[LRU_ACTIVE].nr_pages;
+	return n;
+}
+
+struct victim {
+	struct region *r;
+	uint32_t folio;
+	uint32_t nr_pages;
+	uint32_t page;		/* first page index in r */
+	uintptr_t addr;
+	uint32_t slot;		/* first new slot, when written */
+	bool clean;
+	bool written;
+};
+
+struct reclaimer {
+	struct uswap_runtime *rt;
+	struct swap_alloc_ctx ctx;
+	unsigned cursor;		/* next region to scan */
+	struct victim victims[MAX_VICTIMS];
+	struct iovec iov[MAX_VICTIMS];
+	uint32_t arm[MAX_VICTIMS];
+};
+
+static bool in_busy_range(const struct region *r, uintptr_t addr)
+{
+	return addr >= r->busy_start && addr < r->busy_end;
+}
+
+/*
+ * Move folios from the active tail to the inactive head while the inactive
+ * list is the smaller (the kernel's inactive_is_low with ratio 1).
+ * Caller holds r->lru_lock.
+ */
+static void shrink_active_list(struct uswap_runtime *rt, struct region *r)
+{
+	unsigned moved = 0;
+
+	while (r->lru[LRU_INACTIVE].nr_pages < r->lru[LRU_ACTIVE].nr_pages &&
+	       moved < BATCH_PAGES) {
+		uint32_t i = r->lru[LRU_ACTIVE].tail;
+		uint32_t nr = folio_nr_pages(r, i);
+
+		atomic_fetch_and(&r->folios[i].flags, ~F_REFERENCED);
+		lru_move(r, i, false);
+		moved += nr;
+		count_event(rt, USWAP_PGDEACTIVATE, nr);
+	}
+}
+
+/*
+ * Scan r's inactive tail: activate referenced folios, arm unarmed ones,
+ * isolate armed unreferenced ones as victims (RESIDENT -> EVICTING).
+ * Caller holds op_lock for reading.  Returns the number of victims.
+ */
+static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
+			      unsigned *nr_arm)
+{
+	struct uswap_runtime *rt = rc->rt;
+	unsigned nv = 0, na = 0, pages = 0, scanned = 0;
+
+	pthread_mutex_lock(&r->lru_lock);
+	shrink_active_list(rt, r);
+	while (pages < BATCH_PAGES && scanned < SCAN_FACTOR * BATCH_PAGES &&
+	       nv < MAX_VICTIMS && na < MAX_VICTIMS &&
+	       r->lru[LRU_INACTIVE].tail != FOLIO_NIL) {
+		uint32_t i = r->lru[LRU_INACTIVE].tail;
+		struct folio *f = &r->folios[i];
+		uint32_t fl = atomic_load(&f->flags), nr, page;
+		struct victim *v;
+		uintptr_t addr;
+		size_t len;
+
+		folio_range(r, i, &addr, &len, &page);
+		nr = (uint32_t)(len >> PAGE_SHIFT);
+		scanned += nr;
+		count_event(rt, USWAP_PGSCAN, nr);
+		if (folio_state(fl) != FOLIO_RESIDENT || in_busy_range(r, addr)) {
+			lru_move(r, i, false);
+			continue;
+		}
+		if (fl & F_REFERENCED) {
+			atomic_fetch_and(&f->flags, ~F_REFERENCED);
+			atomic_fetch_or(&f->flags, F_WORKINGSET);
+			lru_move(r, i, true);
+			count_event(rt, USWAP_PGACTIVATE, nr);
+			workingset_activation(rt, nr);
+			continue;
+		}
+		if (!(fl & (F_ARMED | F_CLEAN))) {
+			if (!rt->have_wp) {
+				/* Nothing can be evicted without write-protect. */
+				lru_move(r, i, true);
+				continue;
+			}
+			atomic_fetch_or(&f->flags, F_ARMED);
+			lru_move(r, i, false);
+			rc->arm[na++] = i;
+			continue;
+		}
+		if (!atomic_compare_exchange_strong(&f->flags, &fl,
+				(fl & ~FOLIO_STATE_MASK) | FOLIO_EVICTING)) {
+			/* A write fault got there first: look again later. */
+			lru_move(r, i, false);
+			continue;
+		}
+		lru_del(r, i);
+		v = &rc->victims[nv++];
+		v->r = r;
+		v->folio = i;
+		v->nr_pages = nr;
+		v->page = page;
+		v->addr = addr;
+		v->clean = fl & F_CLEAN;
+		v->written = false;
+		pages += nr;
+	}
+	pthread_mutex_unlock(&r->lru_lock);
+	*nr_arm = na;
+	return nv;
+}
+
+/*
+ * Write-protect the armed folios, merging neighbours into one call.  A
+ * folio whose protection failed is not armed: it cannot be evicted safely.
+ */
+static void arm_folios(struct reclaimer *rc, struct region *r, unsigned na)
+{
+	struct uswap_runtime *rt = rc->rt;
+	uintptr_t run_start = 0, run_end = 0;
+	unsigned k, run_first = 0, m;
+
+	for (k = 0; k <= na; k++) {
+		uintptr_t addr = 0;
+		size_t len = 0;
+		uint32_t page;
+
+		if (k < na)
+			folio_range(r, rc->arm[k], &addr, &len, &page);
+		if (k < na && addr == run_end && run_end) {
+			run_end += len;
+			continue;
+		}
+		if (run_end && prim_uffd_wp(rt->uffd, run_start,
+					    run_end - run_start, true, false)) {
+			uswap_log("arm wp failed %d", prim_uffd_wp(rt->uffd, run_start, run_end - run_start, true, false));
+			for (m = run_first; m < k; m++)
+				atomic_fetch_and(&r->folios[rc->arm[m]].flags,
+						 ~F_ARMED);
+		}
+		run_start = addr;
+		run_end = addr + len;
+		run_first = k;
+	}
+}
+
+/* Undo an isolation: the folio stays resident (no room, I/O error). */
+static void putback(struct uswap_runtime *rt, struct victim *v)
+{
+	struct folio *f = &v->r->folios[v->folio];
+	uint32_t fl = atomic_load(&f->flags);
+
+	while (folio_state(fl) == FOLIO_EVICTING &&
+	       !atomic_compare_exchange_weak(&f->flags, &fl,
+				(fl & ~FOLIO_STATE_MASK) | FOLIO_RESIDENT))
+		;
+	if (folio_state(fl) != FOLIO_EVICTING)
+		return;		/* a write fault already put it back */
+	pthread_mutex_lock(&v->r->lru_lock);
+	lru_add(v->r, v->folio, true);
+	pthread_mutex_unlock(&v->r->lru_lock);
+	(void)rt;
+}
+
+/*
+ * Give each dirty victim slots and write it out straight from the region:
+ * victims whose slots follow each other go in one pwritev.  A victim
+ * without room or with a failed write gets slot UINT32_MAX.  Returns
+ * -ENOSPC when some victim found no room.
+ */
+static int write_victims(struct reclaimer *rc, unsigned nv)
+{
+	struct uswap_runtime *rt = rc->rt;
+	struct swap_info *si = &rt->swap;
+	int nospace = 0;
+	unsigned k, j;
+
+	for (k = 0; k < nv; k++) {
+		struct victim *v = &rc->victims[k];
+		unsigned order = 0;
+
+		if (v->clean)
+			continue;
+		if (v->nr_pages == (1u << (v->r->folio_shift - PAGE_SHIFT)))
+			order = v->r->folio_shift - PAGE_SHIFT;
+		/*
+		 * A whole folio goes to 2^order contiguous slots or stays
+		 * resident: splitting it comes with the device layer.
+		 */
+		if (swap_slot_alloc(si, &rc->ctx, order, &v->slot)) {
+			v->slot = UINT32_MAX;
+			nospace = -ENOSPC;
+		}
+	}
+	for (k = 0; k < nv; k = j) {
+		struct victim *v = &rc->victims[k];
+		uint32_t next;
+		size_t bytes = 0;
+		unsigned niov = 0, m;
+		int err;
+
+		j = k + 1;
+		if (v->clean || v->slot == UINT32_MAX)
+			continue;
+		next = v->slot;
+		for (j = k; j < nv && niov < MAX_VICTIMS; j++) {
+			struct victim *w = &rc->victims[j];
+
+			if (w->clean || w->slot != next)
+				break;
+			rc->iov[niov].iov_base = (void *)w->addr;
+			rc->iov[niov].iov_len = (size_t)w->nr_pages << PAGE_SHIFT;
+			bytes += rc->iov[niov].iov_len;
+			next += w->nr_pages;
+			niov++;
+		}
+		err = swap_write(si, v->slot, rc->iov, (int)niov, bytes);
+		for (m = k; m < j; m++) {
+			struct victim *w = &rc->victims[m];
+
+			if (!err) {
+				w->written = true;
+				continue;
+			}
+			swap_slot_free(si, w->slot, w->nr_pages);
+			w->slot = UINT32_MAX;
+		}
+		if (err) {
+			count_event(rt, USWAP_SWAP_IO_ERROR, 1);
+			uswap_log_once(&rt->logged_io,
+				       "swap write failed: %s; folios stay resident",
+				       strerror(-err));
+		}
+	}
+	return nospace;
+}
+
+/*
+ * Steps 3-5 of the protocol for the victims that were stored: EVICTING ->
+ * ZAPPING, drop their pages in one call, ZAPPING -> SWAPPED.  Caller holds
+ * op_lock for reading.  Returns the pages reclaimed.
+ */
+static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
+{
+	struct uswap_runtime *rt = rc->rt;
+	unsigned k, nz = 0;
+	uint64_t freed = 0, out = 0, clean = 0;
+
+	for (k = 0; k < nv; k++) {
+		struct victim *v = &rc->victims[k];
+		struct folio *f = &v->r->folios[v->folio];
+		uint32_t fl = atomic_load(&f->flags);
+
+		if (!v->clean && !v->written) {
+			putback(rt, v);
+			continue;
+		}
+		if (folio_state(fl) != FOLIO_EVICTING ||
+		    !atomic_compare_exchange_strong(&f->flags, &fl,
+				(fl & ~FOLIO_STATE_MASK) | FOLIO_ZAPPING)) {
+			/* A write aborted the eviction (memory.c did the rest). */
+			if (!v->clean)
+				swap_slot_free(&rt->swap, v->slot, v->nr_pages);
+			count_event(rt, USWAP_EVICT_ABORT, 1);
+			v->written = false;
+			v->clean = false;
+			continue;
+		}
+		rc->iov[nz].iov_base = (void *)v->addr;
+		rc->iov[nz].iov_len = (size_t)v->nr_pages << PAGE_SHIFT;
+		nz++;
+		v->written = true;
+	}
+	if (nz && prim_zap_ranges(rc->iov, nz))
+		uswap_log("dropping evicted pages failed");
+	for (k = 0; k < nv; k++) {
+		struct victim *v = &rc->victims[k];
+		struct region *r = v->r;
+		struct folio *f = &r->folios[v->folio];
+		uint32_t fl, nfl, p;
+
+		if (!v->written)
+			continue;
+		if (!v->clean) {
+			for (p = 0; p < v->nr_pages; p++)
+				r->swp[v->page + p] =
+					swp_entry(rt->swap.type, v->slot + p);
+			out += v->nr_pages;
+		} else {
+			clean += v->nr_pages;
+		}
+		workingset_eviction(rt, r, f, v->nr_pages);
+		fl = atomic_load(&f->flags);
+		do {
+			nfl = FOLIO_SWAPPED | (fl & F_WORKINGSET);
+		} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
+		if (fl & F_WAITERS)
+			prim_uffd_wake(rt->uffd, v->addr,
+				       (size_t)v->nr_pages << PAGE_SHIFT);
+		freed += v->nr_pages;
+	}
+	if (freed) {
+		memcg_uncharge(rt, freed);
+		count_event(rt, USWAP_PGSTEAL, freed);
+		count_event(rt, USWAP_PSWPOUT, out);
+		count_event(rt, USWAP_CLEAN_DROP, clean);
+	}
+	return freed;
+}
+
+/* The next region with resident folios, round robin.  op_lock held. */
+static struct region *next_region(struct reclaimer *rc)
+{
+	struct uswap_runtime *rt = rc->rt;
+	unsigned n;
+
+	for (n = 0; n < rt->nr_regions; n++) {
+		struct region *r = rt->regions[rc->cursor++ % rt->nr_regions];
+
+		if (r->lru[LRU_INACTIVE].nr_folios || r->lru[LRU_ACTIVE].nr_folios)
+			return r;
+	}
+	return NULL;
+}
+
+/*
+ * One reclaim step: scan one region, evict one batch.  Returns the pages
+ * reclaimed; *nospace is set when a victim found no swap space.
+ */
+static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
+{
+	struct uswap_runtime *rt = rc->rt;
+	unsigned nv, na;
+	struct region *r;
+	uint64_t freed;
+
+	pthread_rwlock_rdlock(&rt->op_lock);
+	r = next_region(rc);
+	if (!r) {
+		pthread_rwlock_unlock(&rt->op_lock);
+		return 0;
+	}
+	region_get(r);
+	nv = isolate_batch(rc, r, &na);
+	arm_folios(rc, r, na);
+	pthread_rwlock_unlock(&rt->op_lock);
+
+	*nospace = write_victims(rc, nv) == -ENOSPC;
+	if (*nospace)
+		count_event(rt, USWAP_SWAP_FULL, 1);
+
+	pthread_rwlock_rdlock(&rt->op_lock);
+	freed = zap_victims(rc, nv);
+	pthread_rwlock_unlock(&rt->op_lock);
+	region_put(r);
+	/* Arming or activating is progress too: the next batch can evict. */
+	return freed ? freed : (na ? 1 : 0);
+}
+
+static void reclaim_wait(struct uswap_runtime *rt, long ms)
+{
+	struct memcg *mc = &rt->memcg;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	while (ts.tv_nsec >= 1000000000L) {
+		ts.tv_nsec -= 1000000000L;
+		ts.tv_sec++;
+	}
+	pthread_mutex_lock(&mc->lock);
+	if (!rt->stopping && !memcg_above_high(mc))
+		pthread_cond_timedwait(&mc->kick, &mc->lock, &ts);
+	pthread_mutex_unlock(&mc->lock);
+}
+
+/*
+ * The reclaimer thread: sleeps until charges pass high (or a fault waits
+ * at max), then reclaims down to low.  When a whole round over every
+ * region frees nothing (no swap space, everything in flight), it declares
+ * the budget stuck so that waiting faults are admitted, and retries later.
+ */
+void *reclaim_thread_main(void *arg)
+{
+	struct uswap_runtime *rt = arg;
+	struct reclaimer *rc = prim_alloc(sizeof(*rc));
+	unsigned idle = 0;
+
+	if (!rc) {
+		uswap_log("reclaimer: out of memory; no reclaim");
+		memcg_set_stuck(rt, true);
+		return NULL;
+	}
+	rc->rt = rt;
+	swap_alloc_ctx_init(&rc->ctx);
+	while (!rt->stopping) {
+		bool nospace = false;
+		uint64_t got;
+
+		if (!memcg_above_high(&rt->memcg)) {
+			reclaim_wait(rt, 100);
+			continue;
+		}
+		while (!rt->stopping && memcg_above_low(&rt->memcg)) {
+			got = shrink_batch(rc, &nospace);
+			if (got) {
+				idle = 0;
+				memcg_set_stuck(rt, false);
+				continue;
+			}
+			if (++idle > 2 * (rt->nr_regions + 1)) {
+				if (nospace)
+					uswap_log_once(&rt->logged_full,
+						       "swap space is full: folios stay resident (counted as swap_full)");
+				memcg_set_stuck(rt, true);
+				usleep(5000);
+				idle = 0;
+			}
+		}
+	}
+	swap_alloc_ctx_release(&rt->swap, &rc->ctx);
+	prim_free(rc, sizeof(*rc));
+	return NULL;
+}

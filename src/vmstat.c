@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+/*
+ * vmstat.c - counters (/proc/vmstat, /proc/swaps) and their JSON form.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static const char *const counter_names[USWAP_NR_COUNTERS] = {
+	[USWAP_PGFAULT] = "pgfault",
+	[USWAP_PGMAJFAULT] = "pgmajfault",
+	[USWAP_PSWPIN] = "pswpin",
+	[USWAP_PSWPOUT] = "pswpout",
+	[USWAP_PGSCAN] = "pgscan",
+	[USWAP_PGSTEAL] = "pgsteal",
+	[USWAP_PGACTIVATE] = "pgactivate",
+	[USWAP_PGDEACTIVATE] = "pgdeactivate",
+	[USWAP_WORKINGSET_REFAULT] = "workingset_refault_anon",
+	[USWAP_WORKINGSET_ACTIVATE] = "workingset_activate_anon",
+	[USWAP_WORKINGSET_RESTORE] = "workingset_restore_anon",
+	[USWAP_ZERO_FILL] = "zero_fill",
+	[USWAP_WP_FAULT] = "wp_fault",
+	[USWAP_EVICT_ABORT] = "evict_abort",
+	[USWAP_CLEAN_DROP] = "clean_drop",
+	[USWAP_SWAP_FULL] = "swap_full",
+	[USWAP_SWAP_IO_ERROR] = "swap_io_error",
+	[USWAP_RECLAIM_STALL] = "reclaim_stall",
+	[USWAP_RECLAIM_STALL_US] = "reclaim_stall_us",
+	[USWAP_MAX_OVERRUN] = "max_overrun",
+	[USWAP_FORK_MATERIALIZED] = "fork_materialized",
+	[USWAP_RESIDENT_BYTES] = "resident_bytes",
+	[USWAP_RESIDENT_PEAK] = "resident_peak",
+	[USWAP_SWAP_USED_BYTES] = "swap_used_bytes",
+	[USWAP_MAX_BYTES] = "max_bytes",
+	[USWAP_HIGH_BYTES] = "high_bytes",
+	[USWAP_MANAGED_BYTES] = "managed_bytes",
+	[USWAP_METADATA_BYTES] = "metadata_bytes",
+};
+
+EXPORT const char *uswap_counter_name(enum uswap_counter c)
+{
+	return (unsigned)c < USWAP_NR_COUNTERS ? counter_names[c] : NULL;
+}
+
+void count_latency(struct uswap_runtime *rt, uint64_t us)
+{
+	unsigned b = 0;
+
+	while (us > 1 && b < USWAP_LATENCY_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	atomic_fetch_add_explicit(&rt->stat.latency[b], 1, memory_order_relaxed);
+}
+
+EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n)
+{
+	size_t i;
+
+	if (!rt || !values)
+		return -EINVAL;
+	for (i = 0; i < n && i < USWAP_NR_COUNTERS; i++)
+		values[i] = atomic_load(&rt->stat.ev[i]);
+	if (n > USWAP_RESIDENT_BYTES)
+		values[USWAP_RESIDENT_BYTES] =
+			atomic_load(&rt->memcg.resident) << PAGE_SHIFT;
+	if (n > USWAP_RESIDENT_PEAK)
+		values[USWAP_RESIDENT_PEAK] =
+			atomic_load(&rt->memcg.peak) << PAGE_SHIFT;
+	if (n > USWAP_SWAP_USED_BYTES)
+		values[USWAP_SWAP_USED_BYTES] =
+			(uint64_t)rt->swap.inuse_slots << SWAP_SLOT_SHIFT;
+	if (n > USWAP_MAX_BYTES)
+		values[USWAP_MAX_BYTES] = rt->memcg.max << PAGE_SHIFT;
+	if (n > USWAP_HIGH_BYTES)
+		values[USWAP_HIGH_BYTES] = rt->memcg.high << PAGE_SHIFT;
+	if (n > USWAP_METADATA_BYTES)
+		values[USWAP_METADATA_BYTES] = rt->meta_bytes;
+	return 0;
+}
+
+EXPORT int uswap_stats_latency(struct uswap_runtime *rt,
+			       uint64_t hist[USWAP_LATENCY_BUCKETS])
+{
+	unsigned i;
+
+	if (!rt)
+		return -EINVAL;
+	for (i = 0; i < USWAP_LATENCY_BUCKETS; i++)
+		hist[i] = atomic_load(&rt->stat.latency[i]);
+	return 0;
+}
+
+/* VmHWM and VmRSS of this process, in KiB, from /proc/self/status. */
+static void read_rss(uint64_t *hwm, uint64_t *rss)
+{
+	char buf[4096], *p;
+	ssize_t n;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	*hwm = *rss = 0;
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	p = strstr(buf, "VmHWM:");
+	if (p)
+		*hwm = strtoull(p + 6, NULL, 10);
+	p = strstr(buf, "VmRSS:");
+	if (p)
+		*rss = strtoull(p + 6, NULL, 10);
+}
+
+struct out {
+	char buf[8192];
+	size_t len;
+	int fd;
+	int err;
+};
+
+static void out_flush(struct out *o)
+{
+	size_t done = 0;
+
+	while (done < o->len && !o->err) {
+		ssize_t n = write(o->fd, o->buf + done, o->len - done);
+
+		if (n < 0) {
+			if (errno != EINTR)
+				o->err = -errno;
+			continue;
+		}
+		done += (size_t)n;
+	}
+	o->len = 0;
+}
+
+static void __attribute__((format(printf, 2, 3))) out_printf(struct out *o,
+							     const char *fmt,
+							     ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->len > sizeof(o->buf) - 512)
+		out_flush(o);
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, sizeof(o->buf) - o->len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		o->len += MIN((size_t)n, sizeof(o->buf) - o->len - 1);
+}
+
+EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
+{
+	uint64_t v[USWAP_NR_COUNTERS], hist[USWAP_LATENCY_BUCKETS], hwm, rss;
+	struct out *o = prim_alloc(sizeof(*o));
+	unsigned i;
+	int err;
+
+	if (!rt)
+		return -EINVAL;
+	if (!o)
+		return -ENOMEM;
+	o->fd = fd;
+	uswap_stats_read(rt, v, USWAP_NR_COUNTERS);
+	uswap_stats_latency(rt, hist);
+	read_rss(&hwm, &rss);
+	out_printf(o, "{\"vmstat\": {");
+	for (i = 0; i < USWAP_NR_COUNTERS; i++)
+		out_printf(o, "%s\"%s\": %llu", i ? ", " : "", counter_names[i],
+			   (unsigned long long)v[i]);
+	out_printf(o, "},\n \"swaps\": [{\"path\": \"%s\", \"type\": \"file\", "
+		   "\"size_kib\": %llu, \"used_kib\": %llu, \"prio\": %d, "
+		   "\"node\": %d, \"direct_io\": %s}],\n",
+		   rt->swap.path,
+		   (unsigned long long)rt->swap.nr_slots * (SWAP_SLOT_SIZE / 1024),
+		   (unsigned long long)rt->swap.inuse_slots *
+			   (SWAP_SLOT_SIZE / 1024),
+		   rt->swap.prio, rt->swap.node,
+		   rt->swap.direct ? "true" : "false");
+	out_printf(o, " \"fault_latency_us\": {");
+	for (i = 0; i < USWAP_LATENCY_BUCKETS; i++)
+		out_printf(o, "%s\"%llu\": %llu", i ? ", " : "",
+			   1ull << i, (unsigned long long)hist[i]);
+	out_printf(o, "},\n \"process\": {\"pid\": %d, \"rss_peak_kib\": %llu, "
+		   "\"rss_kib\": %llu, \"folio_size\": %llu, "
+		   "\"uffd_features\": %llu, \"write_protect\": %s}}\n",
+		   (int)getpid(), (unsigned long long)hwm,
+		   (unsigned long long)rss,
+		   (unsigned long long)rt->opt.folio_size,
+		   (unsigned long long)rt->features,
+		   rt->have_wp ? "true" : "false");
+	out_flush(o);
+	err = o->err;
+	prim_free(o, sizeof(*o));
+	return err;
+}

@@ -1,0 +1,76 @@
+#!/bin/sh
+# Description: PROG gets the preload library first in LD_PRELOAD, the given options as USWAP_* in bytes (flags over variables), no USWAP_STATS, and USWAP_STATS_DIR only with --stats or --verbose.
+B=${USWAP_BUILD:-$(dirname "$0")/../../build}
+[ -x "$B/uswap" ] || { echo "SKIP: $B/uswap is not built" >&2; exit 77; }
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# A copy of uswap next to a stand-in preload library (any harmless shared
+# library: libm), so that this tests the command, not the library.
+cp "$B/uswap" "$T/uswap" || exit 1
+U=$T/uswap
+for lib in $(ldconfig -p 2>/dev/null | awk '$1 == "libm.so.6" { print $NF }'); do
+	cp "$lib" "$T/libuswap_preload.so" 2>/dev/null &&
+		[ -z "$(LD_PRELOAD=$T/libuswap_preload.so /bin/true 2>&1)" ] && break
+	rm -f "$T/libuswap_preload.so"
+done
+[ -f "$T/libuswap_preload.so" ] || { echo "SKIP: no libm.so.6 to stand in for the preload library" >&2; exit 77; }
+"$U" run true 2>"$T/err"
+case $? in
+0) ;;
+125) echo "SKIP: $(cat "$T/err")" >&2; exit 77 ;;
+*) fail "uswap run true: $(cat "$T/err")" ;;
+esac
+
+# env_of ARGS...: PROG's environment, one variable a line, in $T/env.
+env_of() {
+	"$U" run "$@" -- sh -c 'env >"$0"' "$T/env" 2>"$T/err" ||
+		fail "uswap run $*: exit $? ($(cat "$T/err"))"
+}
+has() { grep -qx "$1" "$T/env" || fail "PROG's environment lacks $1 ($(grep -E 'USWAP|LD_PRELOAD' "$T/env" | tr '\n' ' '))"; }
+hasnt() { grep -q "^$1=" "$T/env" && fail "PROG's environment has $(grep "^$1=" "$T/env")"; return 0; }
+
+mkdir "$T/swap"
+env_of --max 64M --high=48M --folio 4K --min-region 2M --swap-size 1.5G \
+	--swap-dir "$T/swap" --fault-threads 3 --uffd-features-off 0x10 -v
+has "LD_PRELOAD=$T/libuswap_preload.so"
+has USWAP_MAX=67108864
+has USWAP_HIGH=50331648
+has USWAP_FOLIO=4096
+has USWAP_MIN_REGION=2097152
+has USWAP_SWAP_SIZE=1610612736
+has "USWAP_SWAP_DIR=$(cd "$T/swap" && pwd -P)"
+has USWAP_FAULT_THREADS=3
+has USWAP_UFFD_FEATURES_OFF=0x10
+has USWAP_VERBOSE=1
+hasnt USWAP_STATS
+grep -q '^USWAP_STATS_DIR=/' "$T/env" || fail "--verbose: no USWAP_STATS_DIR"
+
+# Nothing given: nothing exported, the runtime uses its defaults; existing
+# LD_PRELOAD entries stay after the library.
+# (verify_asan_link_order=0: an ASan build of uswap must accept the preload.)
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	LD_PRELOAD=libm.so.6 USWAP_VERBOSE=0 env_of
+has "LD_PRELOAD=$T/libuswap_preload.so:libm.so.6"
+for v in USWAP_MAX USWAP_HIGH USWAP_FOLIO USWAP_MIN_REGION USWAP_SWAP_SIZE \
+	USWAP_SWAP_DIR USWAP_FAULT_THREADS USWAP_UFFD_FEATURES_OFF USWAP_VERBOSE \
+	USWAP_STATS USWAP_STATS_DIR; do
+	hasnt $v
+done
+
+# USWAP_STATS is uswap's own: PROG gets a statistics directory instead.
+USWAP_STATS=$T/s.json env_of
+hasnt USWAP_STATS
+grep -q '^USWAP_STATS_DIR=/' "$T/env" || fail "USWAP_STATS: no USWAP_STATS_DIR"
+[ -f "$T/s.json" ] || fail "USWAP_STATS: no statistics file written"
+
+# Variables are read and passed on normalised; a flag wins over its variable.
+USWAP_MAX=1G USWAP_FOLIO=2M USWAP_HIGH=512M env_of --high 256M
+has USWAP_MAX=1073741824
+has USWAP_FOLIO=2097152
+has USWAP_HIGH=268435456
+
+# A relative swap dir becomes absolute: every process finds the same one.
+(cd "$T" && "$U" run --swap-dir swap -- sh -c 'env >"$0"' "$T/env") || fail "relative swap dir"
+has "USWAP_SWAP_DIR=$(cd "$T/swap" && pwd -P)"
+exit 0

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * testlib.h - small helpers shared by the test programs: exit codes,
+ * sizes, deterministic page contents and checks.
+ */
+#ifndef USWAP_TESTLIB_H
+#define USWAP_TESTLIB_H
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "uswap.h"
+
+#define T_PASS	0
+#define T_FAIL	1
+#define T_SKIP	77
+
+#define T_PAGE	4096u
+
+static inline void t_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+static inline void t_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "FAIL: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n");
+	exit(T_FAIL);
+}
+
+static inline void t_skip(const char *why) __attribute__((noreturn));
+static inline void t_skip(const char *why)
+{
+	fprintf(stderr, "SKIP: %s\n", why);
+	exit(T_SKIP);
+}
+
+static inline uint64_t t_size(const char *s)
+{
+	uint64_t v;
+
+	if (uswap_size_parse(s, &v))
+		t_fail("bad size %s", s);
+	return v;
+}
+
+/* xorshift64*: deterministic, per-thread. */
+static inline uint64_t t_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545F4914F6CDD1Dull;
+}
+
+/*
+ * Fill a page with contents that depend on (page, version): a header of
+ * both, then a pattern; a quarter of versions give a mostly-zero page so
+ * that contents are not uniform.
+ */
+static inline void t_fill(void *p, uint64_t page, uint64_t version)
+{
+	uint64_t *w = p, s = page * 0x9E3779B97F4A7C15ull + version + 1;
+	unsigned i;
+
+	w[0] = page;
+	w[1] = version;
+	if ((version & 3) == 3) {
+		memset(w + 2, 0, T_PAGE - 24);
+		w[T_PAGE / 8 - 1] = s;
+		return;
+	}
+	for (i = 2; i < T_PAGE / 8; i++)
+		w[i] = t_rand(&s);
+}
+
+/* 0 if p holds (page, version)'s contents. */
+static inline int t_check(const void *p, uint64_t page, uint64_t version)
+{
+	uint64_t buf[T_PAGE / 8];
+
+	t_fill(buf, page, version);
+	return memcmp(p, buf, T_PAGE) != 0;
+}
+
+/* The version a page claims (its header); the header must name the page. */
+static inline int t_header(const void *p, uint64_t page, uint64_t *version)
+{
+	const uint64_t *w = p;
+
+	if (w[0] != page)
+		return -1;
+	*version = w[1];
+	return 0;
+}
+
+#endif
