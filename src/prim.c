@@ -141,7 +141,8 @@ int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect, bool wake)
 {
 	struct uffdio_writeprotect w = {
 		.range = { .start = start, .len = len },
-		.mode = (protect ? UFFDIO_WRITEPROTECT_MODE_WP : 0) |
+		/* The kernel refuses DONTWAKE together with WP. */
+		.mode = protect ? UFFDIO_WRITEPROTECT_MODE_WP :
 			(wake ? 0 : UFFDIO_WRITEPROTECT_MODE_DONTWAKE),
 	};
 

@@ -95,6 +95,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "internal.h"
 #include "swap.h"
 
 /* Nonfull clusters probed for a run before a free cluster is taken (b). */
@@ -547,11 +548,11 @@ int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 	si->prio = -2;
 	si->node = -1;
 
-	p = mmap(NULL, si->nr_slots, prot, flags, -1, 0);
+	p = prim_mmap(NULL, si->nr_slots, prot, flags, -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	si->swap_map = p;
-	p = mmap(NULL, (size_t)si->nr_clusters * sizeof(*si->clusters), prot,
+	p = prim_mmap(NULL, (size_t)si->nr_clusters * sizeof(*si->clusters), prot,
 		 flags, -1, 0);
 	if (p == MAP_FAILED) {
 		err = -errno;
@@ -580,10 +581,10 @@ int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 	return 0;
 
 err_unmap_clusters:
-	munmap(si->clusters, (size_t)si->nr_clusters * sizeof(*si->clusters));
+	prim_munmap(si->clusters, (size_t)si->nr_clusters * sizeof(*si->clusters));
 	si->clusters = NULL;
 err_unmap_map:
-	munmap(si->swap_map, si->nr_slots);
+	prim_munmap(si->swap_map, si->nr_slots);
 	si->swap_map = NULL;
 	return err;
 }
@@ -593,8 +594,8 @@ void swap_info_destroy(struct swap_info *si)
 {
 	if (!si->swap_map)
 		return;
-	munmap(si->clusters, (size_t)si->nr_clusters * sizeof(*si->clusters));
-	munmap(si->swap_map, si->nr_slots);
+	prim_munmap(si->clusters, (size_t)si->nr_clusters * sizeof(*si->clusters));
+	prim_munmap(si->swap_map, si->nr_slots);
 	si->clusters = NULL;
 	si->swap_map = NULL;
 	pthread_mutex_destroy(&si->lock);

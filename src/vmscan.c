@@ -252,7 +252,6 @@ static void arm_folios(struct reclaimer *rc, struct region *r, unsigned na)
 		}
 		if (run_end && prim_uffd_wp(rt->uffd, run_start,
 					    run_end - run_start, true, false)) {
-			uswap_log("arm wp failed %d", prim_uffd_wp(rt->uffd, run_start, run_end - run_start, true, false));
 			for (m = run_first; m < k; m++)
 				atomic_fetch_and(&r->folios[rc->arm[m]].flags,
 						 ~F_ARMED);
