@@ -13,7 +13,7 @@
 
 #include "internal.h"
 
-static void vlog(const char *fmt, va_list ap)
+static void __attribute__((format(printf, 1, 0))) vlog(const char *fmt, va_list ap)
 {
 	char buf[512];
 	int n = snprintf(buf, sizeof(buf), "uswap[%d]: ", (int)getpid());

@@ -34,8 +34,8 @@ static bool range_in_flight(struct region *r, uintptr_t start, uintptr_t end)
 }
 
 /*
- * Take op_lock for writing with no folio of [start, end) in flight in any
- * region.  Returns with the lock held.
+ * Take op_lock for writing with no folio in flight in any region that
+ * overlaps [start, end).  Returns with the lock held.
  */
 void settle_range(struct uswap_runtime *rt, uintptr_t start,
 			 uintptr_t end)
@@ -53,7 +53,11 @@ void settle_range(struct uswap_runtime *rt, uintptr_t start,
 				continue;
 			r->busy_start = s;
 			r->busy_end = e;
-			if (range_in_flight(r, s, e))
+			/*
+			 * The whole region: a change rebuilds its tables, and
+			 * an owner of an in-flight folio holds the old ones.
+			 */
+			if (range_in_flight(r, r->start, r->end))
 				busy = true;
 		}
 		if (!busy)

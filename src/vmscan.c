@@ -131,9 +131,11 @@ struct reclaimer {
 	uint32_t arm[MAX_VICTIMS];
 };
 
+/* A structural change waits on this region: start nothing new in it. */
 static bool in_busy_range(const struct region *r, uintptr_t addr)
 {
-	return addr >= r->busy_start && addr < r->busy_end;
+	(void)addr;
+	return r->busy_end != 0;
 }
 
 /*

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Acceptance of the core issue: under `uswap run --max 64M`, a program maps
+# 512 MiB with mmap, writes and verifies it from two threads, exits 0; its
+# peak RSS stays under 64 MiB + 8 MiB; pswpout and pswpin are non-zero.
+# Same with --folio 4K, 64K and 2M.
+B=${USWAP_BUILD:-build}
+set -u
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+for f in 4K 64K 2M; do
+	ops=6000; [ $f = 2M ] && ops=800
+	"$B/uswap" run --max 64M --folio $f --stats "$tmp/s.json" -- \
+		"$B/tests/e2e/stress" --mmap --size 512M --threads 2 --ops $ops || { echo "folio $f: exit $?"; exit 1; }
+	python3 - "$tmp/s.json" $f <<'PY' || exit 1
+import json, sys
+d = json.load(open(sys.argv[1])); v = d["vmstat"]; rss = d["process"]["rss_peak_kib"]
+print(f"folio {sys.argv[2]}: pswpout {v['pswpout']} pswpin {v['pswpin']} resident_peak {v['resident_peak']>>20} MiB rss_peak {rss/1024:.1f} MiB metadata {v['metadata_bytes']} B")
+assert v["pswpout"] > 0 and v["pswpin"] > 0, "no swap traffic"
+assert v["resident_peak"] <= 64 << 20, "resident peak past --max"
+assert rss <= (64 + 8) * 1024, f"peak RSS {rss} KiB is over 72 MiB"
+PY
+done
