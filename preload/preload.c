@@ -34,7 +34,7 @@ static pid_t rt_pid;
 static bool disabled;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void say(const char *fmt, ...)
+static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;

@@ -125,7 +125,7 @@ struct uswap_runtime {
 	int uffd;
 	uint64_t features;		/* userfaultfd features in use */
 	bool have_wp;			/* UFFDIO_REGISTER_MODE_WP on anon */
-	bool stopping;
+	_Atomic bool stopping;
 	bool defunct;			/* a child's copy after fork: unused */
 	unsigned folio_shift;
 

@@ -106,8 +106,13 @@ uint64_t lru_active_pages(struct uswap_runtime *rt)
 	uint64_t n = 0;
 	unsigned i;
 
-	for (i = 0; i < rt->nr_regions; i++)
-		n += rt->regions[i]->lru[LRU_ACTIVE].nr_pages;
+	for (i = 0; i < rt->nr_regions; i++) {
+		struct region *r = rt->regions[i];
+
+		pthread_mutex_lock(&r->lru_lock);
+		n += r->lru[LRU_ACTIVE].nr_pages;
+		pthread_mutex_unlock(&r->lru_lock);
+	}
 	return n;
 }
 
@@ -436,8 +441,12 @@ static struct region *next_region(struct reclaimer *rc)
 
 	for (n = 0; n < rt->nr_regions; n++) {
 		struct region *r = rt->regions[rc->cursor++ % rt->nr_regions];
+		bool any;
 
-		if (r->lru[LRU_INACTIVE].nr_folios || r->lru[LRU_ACTIVE].nr_folios)
+		pthread_mutex_lock(&r->lru_lock);
+		any = r->lru[LRU_INACTIVE].nr_folios || r->lru[LRU_ACTIVE].nr_folios;
+		pthread_mutex_unlock(&r->lru_lock);
+		if (any)
 			return r;
 	}
 	return NULL;

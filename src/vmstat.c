@@ -73,15 +73,21 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 	if (n > USWAP_RESIDENT_PEAK)
 		values[USWAP_RESIDENT_PEAK] =
 			atomic_load(&rt->memcg.peak) << PAGE_SHIFT;
-	if (n > USWAP_SWAP_USED_BYTES)
+	if (n > USWAP_SWAP_USED_BYTES) {
+		pthread_mutex_lock(&rt->swap.lock);
 		values[USWAP_SWAP_USED_BYTES] =
 			(uint64_t)rt->swap.inuse_slots << SWAP_SLOT_SHIFT;
+		pthread_mutex_unlock(&rt->swap.lock);
+	}
 	if (n > USWAP_MAX_BYTES)
 		values[USWAP_MAX_BYTES] = rt->memcg.max << PAGE_SHIFT;
 	if (n > USWAP_HIGH_BYTES)
 		values[USWAP_HIGH_BYTES] = rt->memcg.high << PAGE_SHIFT;
-	if (n > USWAP_METADATA_BYTES)
+	if (n > USWAP_METADATA_BYTES) {
+		pthread_rwlock_rdlock(&rt->op_lock);
 		values[USWAP_METADATA_BYTES] = rt->meta_bytes;
+		pthread_rwlock_unlock(&rt->op_lock);
+	}
 	return 0;
 }
 
@@ -184,8 +190,7 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 		   "\"node\": %d, \"direct_io\": %s}],\n",
 		   rt->swap.path,
 		   (unsigned long long)rt->swap.nr_slots * (SWAP_SLOT_SIZE / 1024),
-		   (unsigned long long)rt->swap.inuse_slots *
-			   (SWAP_SLOT_SIZE / 1024),
+		   (unsigned long long)(v[USWAP_SWAP_USED_BYTES] >> 10),
 		   rt->swap.prio, rt->swap.node,
 		   rt->swap.direct ? "true" : "false");
 	out_printf(o, " \"fault_latency_us\": {");

@@ -232,5 +232,8 @@ int main(int argc, char **argv)
 			       (unsigned long long)v[USWAP_PSWPIN]);
 		uswap_runtime_destroy(rt);
 	}
+	for (i = 0; i < nthreads; i++)
+		free(workers[i].version);
+	free(workers);
 	return T_PASS;
 }
