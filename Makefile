@@ -79,7 +79,7 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/t
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
 $(B)/tests/e2e/%: tests/e2e/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/tests/e2e
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
-$(B)/bench/%: bench/%.c $(B)/libuswap.a | $(B)/bench
+$(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(B)/libuswap.a | $(B)/bench
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
 
 $(B)/obj $(B)/pic $(B)/tests/unit $(B)/tests/e2e $(B)/bench:
