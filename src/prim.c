@@ -80,7 +80,8 @@ int prim_uffd_open(uint64_t wanted, uint64_t off, uint64_t *got, int *uffdp)
 		close(fd);
 		return err;
 	}
-	*got = api.features;
+	/* The kernel answers with every feature it has: keep what we asked. */
+	*got = wanted & api.features;
 	*uffdp = fd;
 	return 0;
 }
