@@ -146,6 +146,7 @@ struct uswap_runtime {
 	struct swap_info swap;
 	struct vmstat stat;
 	_Atomic uint64_t nonresident_age;	/* workingset clock, pages */
+	_Atomic uint64_t active_pages;	/* on the active lists of regions in the table */
 
 	pthread_t fault_tids[64];
 	struct fault_thread *fault_threads[64];
@@ -262,7 +263,6 @@ void *fault_thread_main(void *arg);
 
 /* vmscan.c: the reclaimer. */
 void *reclaim_thread_main(void *arg);
-uint64_t lru_active_pages(struct uswap_runtime *rt);
 
 /* workingset.c: refault detection. */
 void workingset_eviction(struct uswap_runtime *rt, struct region *r,

@@ -176,6 +176,8 @@ static void table_remove(struct uswap_runtime *rt, struct region *r)
 	unsigned pos = region_lower_bound(rt, r->start);
 
 	assert(pos < rt->nr_regions && rt->regions[pos] == r);
+	/* Its lists die with it (the pieces that replace it count theirs). */
+	atomic_fetch_sub(&rt->active_pages, r->lru[LRU_ACTIVE].nr_pages);
 	memmove(&rt->regions[pos], &rt->regions[pos + 1],
 		(rt->nr_regions - pos - 1) * sizeof(*rt->regions));
 	rt->nr_regions--;

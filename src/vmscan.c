@@ -70,6 +70,8 @@ void lru_add(struct region *r, uint32_t i, bool active)
 	l->head = i;
 	l->nr_folios++;
 	l->nr_pages += folio_nr_pages(r, i);
+	if (active)
+		atomic_fetch_add(&r->rt->active_pages, folio_nr_pages(r, i));
 	atomic_fetch_or(&f->flags, F_LRU | (active ? F_ACTIVE : 0));
 }
 
@@ -91,6 +93,8 @@ void lru_del(struct region *r, uint32_t i)
 		l->tail = f->prev;
 	l->nr_folios--;
 	l->nr_pages -= folio_nr_pages(r, i);
+	if (fl & F_ACTIVE)
+		atomic_fetch_sub(&r->rt->active_pages, folio_nr_pages(r, i));
 	atomic_fetch_and(&f->flags, ~(F_LRU | F_ACTIVE));
 }
 
@@ -98,22 +102,6 @@ static void lru_move(struct region *r, uint32_t i, bool active)
 {
 	lru_del(r, i);
 	lru_add(r, i, active);
-}
-
-/* Total active pages of every region (workingset size). */
-uint64_t lru_active_pages(struct uswap_runtime *rt)
-{
-	uint64_t n = 0;
-	unsigned i;
-
-	for (i = 0; i < rt->nr_regions; i++) {
-		struct region *r = rt->regions[i];
-
-		pthread_mutex_lock(&r->lru_lock);
-		n += r->lru[LRU_ACTIVE].nr_pages;
-		pthread_mutex_unlock(&r->lru_lock);
-	}
-	return n;
 }
 
 struct victim {

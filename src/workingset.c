@@ -38,8 +38,8 @@ void workingset_activation(struct uswap_runtime *rt, unsigned nr_pages)
 
 /*
  * A swapped folio faults back.  Returns true when it should be activated.
- * Caller holds op_lock for reading (the active sizes are read racily, as
- * the kernel reads its lruvec counters).
+ * Caller holds op_lock for reading (the active size is a runtime-wide
+ * counter, read without a lock as the kernel reads its lruvec counters).
  */
 bool workingset_refault(struct uswap_runtime *rt, struct region *r,
 			struct folio *f, unsigned nr_pages)
@@ -50,7 +50,7 @@ bool workingset_refault(struct uswap_runtime *rt, struct region *r,
 
 	(void)r;
 	count_event(rt, USWAP_WORKINGSET_REFAULT, nr_pages);
-	if (distance > lru_active_pages(rt))
+	if (distance > atomic_load(&rt->active_pages))
 		return false;
 	count_event(rt, USWAP_WORKINGSET_ACTIVATE, nr_pages);
 	workingset_activation(rt, nr_pages);
