@@ -6,6 +6,7 @@
 #   make asan check / make tsan check
 #                   the same with AddressSanitizer / ThreadSanitizer
 #   make CC=clang   build with clang
+#   make fuzz       build the libFuzzer targets (tests/fuzz) into build/fuzz
 #   make bench      run the benchmarks against the kernel's swap (needs root)
 #
 # Everything goes to $(B) (build/, build/asan, build/tsan).
@@ -34,7 +35,7 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 	-Wmissing-prototypes -Wpointer-arith -Wformat=2
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iinclude -Isrc -pthread
-LDLIBS := -pthread
+LDLIBS := -pthread -llz4 -lzstd -lz
 
 LIB_SRCS := $(wildcard src/*.c)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)
@@ -44,13 +45,15 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 E2E_SRCS := $(wildcard tests/e2e/*.c)
 E2E_BINS := $(E2E_SRCS:tests/e2e/%.c=$(B)/tests/e2e/%)
+FUZZ_SRCS := $(wildcard tests/fuzz/*_fuzz.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%_fuzz.c=$(B)/tests/fuzz/%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 
 TARGETS := $(B)/libuswap.a $(B)/libuswap.so $(B)/libuswap_preload.so $(B)/uswap \
-	$(UNIT_BINS) $(E2E_BINS) $(BENCH_BINS)
+	$(UNIT_BINS) $(E2E_BINS) $(FUZZ_BINS) $(BENCH_BINS)
 
-.PHONY: all deps demo check asan tsan bench clean format
+.PHONY: all deps demo check asan tsan bench fuzz clean format
 all: $(TARGETS)
 
 # Flavour words: "make asan check" builds and tests the asan flavour.
@@ -79,10 +82,20 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/t
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
 $(B)/tests/e2e/%: tests/e2e/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/tests/e2e
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
+# Fuzz targets: built here with a replay driver (make check replays their
+# corpora in tests/fuzz/corpus/NAME); "make fuzz" builds them for libFuzzer.
+$(B)/tests/fuzz/%: tests/fuzz/%_fuzz.c tests/fuzz/replay.c $(B)/libuswap.a | $(B)/tests/fuzz
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< tests/fuzz/replay.c $(B)/libuswap.a $(LDLIBS) -lm
+build/fuzz/%: tests/fuzz/%_fuzz.c $(LIB_SRCS) $(wildcard src/*.h)
+	@mkdir -p build/fuzz
+	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Isrc -Itests -pthread \
+		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LDLIBS) -lm
+fuzz: $(FUZZ_SRCS:tests/fuzz/%_fuzz.c=build/fuzz/%)
+
 $(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(B)/libuswap.a | $(B)/bench
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
 
-$(B)/obj $(B)/pic $(B)/tests/unit $(B)/tests/e2e $(B)/bench:
+$(B)/obj $(B)/pic $(B)/tests/unit $(B)/tests/e2e $(B)/tests/fuzz $(B)/bench:
 	mkdir -p $@
 
 demo: deps all
