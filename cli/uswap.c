@@ -71,6 +71,10 @@ static const char help_text[] =
 "                        default 64K\n"
 "  --min-region SIZE     smallest anonymous private mapping that is managed, at\n"
 "                        least 4K; default 1M\n"
+"  --swap file|none      where cold folios go below the compressed pool: a swap\n"
+"                        file in --swap-dir (default), or nowhere: with none,\n"
+"                        the pool is the only tier (as zram) and --zswap is\n"
+"                        required\n"
 "  --swap-size SIZE      size cap of the swap file, at least 2M; default: 8 x\n"
 "                        max, at least 1G, at most half the free space of the\n"
 "                        swap directory's file system\n"
@@ -79,6 +83,22 @@ static const char help_text[] =
 "  --stats FILE          when PROG ends, write the counters of all its\n"
 "                        processes, merged, to FILE as JSON; default: none\n"
 "  --fault-threads N     fault handler threads per process, 1 to 64; default 2\n"
+"  --zswap COMP[:LEVEL]  keep cold folios compressed in memory, in front of the\n"
+"                        swap file: lz4, zstd (levels -7..22 but 0; default 1)\n"
+"                        or deflate (levels 1..9; default 1); off (default)\n"
+"                        turns the pool off.  Folios that compress to more than\n"
+"                        7/8 of their size go to the swap file instead\n"
+"  --zswap-max PCT       the pool may hold up to PCT% of --max, 1 to 100;\n"
+"                        default 20.  The pool is charged to the budget\n"
+"  --zswap-accept PCT    once full, the pool refuses new folios until it is\n"
+"                        below PCT% of its limit, while the oldest entries are\n"
+"                        written back to the swap file; default 90\n"
+"  --zswap-unit folio|page\n"
+"                        store a large folio as one compressed object (folio,\n"
+"                        the default: better ratio, one decompression per\n"
+"                        fault) or page by page as the kernel does (page)\n"
+"  --zswap-threads N     compression threads besides the reclaimer, 1 to 16;\n"
+"                        default: online CPUs - 1, at least 1\n"
 "  -v, --verbose         when PROG ends, print one summary line on stderr\n"
 "  -h, --help            print this help and exit\n"
 "  --version             print the version and exit\n"
@@ -89,7 +109,9 @@ static const char help_text[] =
 "\n"
 "Environment:\n"
 "  USWAP_MAX, USWAP_HIGH, USWAP_FOLIO, USWAP_MIN_REGION, USWAP_SWAP_SIZE,\n"
-"  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE\n"
+"  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_SWAP,\n"
+"  USWAP_ZSWAP, USWAP_ZSWAP_MAX, USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT,\n"
+"  USWAP_ZSWAP_THREADS\n"
 "                        the option of the same name\n"
 "  TMPDIR                default swap directory; the statistics directory is\n"
 "                        made there too\n"
@@ -113,6 +135,8 @@ static const char help_text[] =
 "Examples:\n"
 "  uswap run --max 2G -- ./prog\n"
 "  uswap run --max 64M --folio 4K --stats s.json -- python3 big.py\n"
+"  uswap run --max 1G --zswap zstd:3 -- ./prog\n"
+"  uswap run --max 1G --zswap lz4 --zswap-max 50 --swap none -- ./prog\n"
 "  USWAP_MAX=512M uswap run --verbose make -j2\n"
 "\n"
 "Files:\n"
@@ -138,6 +162,12 @@ static const struct cli_option {
 	{ "fault-threads",	"USWAP_FAULT_THREADS",		true },
 	{ "verbose",		"USWAP_VERBOSE",		false },
 	{ "uffd-features-off",	"USWAP_UFFD_FEATURES_OFF",	true },
+	{ "swap",		"USWAP_SWAP",			true },
+	{ "zswap",		"USWAP_ZSWAP",			true },
+	{ "zswap-max",		"USWAP_ZSWAP_MAX",		true },
+	{ "zswap-accept",	"USWAP_ZSWAP_ACCEPT",		true },
+	{ "zswap-unit",		"USWAP_ZSWAP_UNIT",		true },
+	{ "zswap-threads",	"USWAP_ZSWAP_THREADS",		true },
 };
 
 #define NR_CLI_OPTIONS	(sizeof(cli_options) / sizeof(cli_options[0]))
@@ -458,7 +488,23 @@ static void export_env(const struct run_args *ra, const char *preload,
 	EXPORT_SIZE(min_region, "USWAP_MIN_REGION");
 	EXPORT_SIZE(swap_size, "USWAP_SWAP_SIZE");
 	EXPORT_SIZE(fault_threads, "USWAP_FAULT_THREADS");
+	EXPORT_SIZE(zswap_max_pct, "USWAP_ZSWAP_MAX");
+	EXPORT_SIZE(zswap_accept_pct, "USWAP_ZSWAP_ACCEPT");
+	EXPORT_SIZE(zswap_threads, "USWAP_ZSWAP_THREADS");
 #undef EXPORT_SIZE
+	if (o->zswap[0])
+		set_env("USWAP_ZSWAP", o->zswap);
+	else
+		unsetenv("USWAP_ZSWAP");
+	if (o->zswap_unit)
+		set_env("USWAP_ZSWAP_UNIT", o->zswap_unit == USWAP_ZSWAP_UNIT_PAGE ?
+			"page" : "folio");
+	else
+		unsetenv("USWAP_ZSWAP_UNIT");
+	if (o->flags & USWAP_OPT_NO_SWAP_FILE)
+		set_env("USWAP_SWAP", "none");
+	else
+		unsetenv("USWAP_SWAP");
 	if (o->uffd_features_off)
 		set_env_u64("USWAP_UFFD_FEATURES_OFF", o->uffd_features_off,
 			    true);

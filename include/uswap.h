@@ -27,6 +27,12 @@ struct uswap_runtime;
 
 /* Flags of struct uswap_options.flags. */
 #define USWAP_OPT_VERBOSE	(1u << 0)	/* one-line summary on stderr at destroy */
+#define USWAP_OPT_NO_SWAP_FILE	(1u << 1)	/* no swap file: the compressed pool is
+						   the only tier ("swap none") */
+
+/* Values of struct uswap_options.zswap_unit. */
+#define USWAP_ZSWAP_UNIT_FOLIO	1	/* a large folio is one compressed object */
+#define USWAP_ZSWAP_UNIT_PAGE	2	/* each page its own object (the kernel's way) */
 
 /*
  * Options of a runtime.  Initialise with uswap_options_init(), then set
@@ -49,6 +55,15 @@ struct uswap_options {
 				   else /tmp */
 	char stats_path[256];	/* preload only: JSON counters written here at exit */
 	unsigned fault_threads;	/* fault handler threads; default 2 */
+	char zswap[32];		/* compressed pool in front of the swap file:
+				   "lz4", "zstd[:LEVEL]", "deflate[:LEVEL]" or
+				   "off"; default (empty): off */
+	unsigned zswap_max_pct;	/* pool limit, percent of max (1..100); default 20 */
+	unsigned zswap_accept_pct; /* once full, the pool accepts again below this
+				      percent of its limit (1..100); default 90 */
+	unsigned zswap_unit;	/* USWAP_ZSWAP_UNIT_*; default FOLIO */
+	unsigned zswap_threads;	/* compression threads besides the reclaimer,
+				   0..16; default: online CPUs - 1, at least 1 */
 	unsigned flags;		/* USWAP_OPT_* */
 	uint64_t uffd_features_off; /* testing: userfaultfd feature bits to treat
 				       as absent (exercises fallbacks) */
@@ -59,8 +74,10 @@ void uswap_options_init(struct uswap_options *opt);
 
 /*
  * Set one option by name, as the command line and the environment spell it:
- * "max", "high", "folio", "min-region", "swap-size", "swap-dir", "stats",
- * "fault-threads", "verbose", "uffd-features-off".  Sizes take K, M, G, T
+ * "max", "high", "folio", "min-region", "swap", "swap-size", "swap-dir",
+ * "stats", "fault-threads", "verbose", "zswap", "zswap-max", "zswap-accept",
+ * "zswap-unit", "zswap-threads", "uffd-features-off".  "swap" takes "file"
+ * (the default: a swap file in swap-dir) or "none" (USWAP_OPT_NO_SWAP_FILE).  Sizes take K, M, G, T
  * suffixes (powers of 1024) or a plain byte count.  On a bad name or value,
  * returns -EINVAL and writes one line naming the option and what was
  * expected into err (errlen bytes, may be 0).
@@ -70,8 +87,10 @@ int uswap_options_set(struct uswap_options *opt, const char *name,
 
 /*
  * Read options from the environment: USWAP_MAX, USWAP_HIGH, USWAP_FOLIO,
- * USWAP_MIN_REGION, USWAP_SWAP_SIZE, USWAP_SWAP_DIR, USWAP_STATS,
- * USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_UFFD_FEATURES_OFF (each the
+ * USWAP_MIN_REGION, USWAP_SWAP, USWAP_SWAP_SIZE, USWAP_SWAP_DIR, USWAP_STATS,
+ * USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_ZSWAP, USWAP_ZSWAP_MAX,
+ * USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT, USWAP_ZSWAP_THREADS,
+ * USWAP_UFFD_FEATURES_OFF (each the
  * option of the same name, upper case, '-' as '_').  Errors as
  * uswap_options_set(), naming the variable.
  */
@@ -150,12 +169,31 @@ enum uswap_counter {
 	USWAP_MAX_OVERRUN,		/* folios admitted past max: no tier had room */
 	USWAP_FORK_MATERIALIZED,	/* pages read into a child at fork */
 	USWAP_RESIDENT_BYTES,		/* now: managed bytes resident */
-	USWAP_RESIDENT_PEAK,		/* peak of resident_bytes */
+	USWAP_RESIDENT_PEAK,		/* peak of the budget's charge: resident
+					   bytes plus the compressed pool */
 	USWAP_SWAP_USED_BYTES,		/* now: bytes of swap slots in use */
 	USWAP_MAX_BYTES,		/* the budget's max */
 	USWAP_HIGH_BYTES,		/* the budget's high */
 	USWAP_MANAGED_BYTES,		/* now: bytes of managed address space */
 	USWAP_METADATA_BYTES,		/* now: bytes of page state tables */
+	USWAP_SWAP_CORRUPT,		/* loads that failed their checksum (SIGBUS) */
+	USWAP_ZSWPIN,			/* pages loaded from the compressed pool */
+	USWAP_ZSWPOUT,			/* pages stored in the compressed pool */
+	USWAP_ZSWPWB,			/* pages written back from the pool to swap */
+	USWAP_ZSWAP_POOL_TOTAL_SIZE,	/* now: bytes of memory the pool holds */
+	USWAP_ZSWAP_STORED_PAGES,	/* now: pages in the pool */
+	USWAP_ZSWAP_SAME_FILLED_PAGES,	/* now: of them, stored as one word */
+	USWAP_ZSWAP_COMPRESSED_BYTES,	/* now: bytes of compressed objects */
+	USWAP_ZSWAP_REJECT_COMPRESS_POOR, /* pages that compressed too little */
+	USWAP_ZSWAP_REJECT_COMPRESS_FAIL, /* pages the compressor failed on */
+	USWAP_ZSWAP_REJECT_ALLOC_FAIL,	/* pages refused: pool arena full */
+	USWAP_ZSWAP_REJECT_POOL_LIMIT,	/* pages refused: pool at its limit */
+	USWAP_ZSWAP_POOL_LIMIT_HIT,	/* times the pool reached its limit */
+	USWAP_ZSWAP_DECOMPRESS_FAIL,	/* objects that failed checksum or decompression */
+	USWAP_ZSWAP_WRITEBACK_FAIL,	/* writebacks that failed (entry kept) */
+	USWAP_MTHP_16KB_ZSWPOUT,	/* 16 KiB folios stored whole in the pool */
+	USWAP_MTHP_64KB_ZSWPOUT,	/* 64 KiB folios ... */
+	USWAP_MTHP_2048KB_ZSWPOUT,	/* 2 MiB folios ... */
 	USWAP_NR_COUNTERS
 };
 

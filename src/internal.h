@@ -16,12 +16,36 @@
 
 #include "uswap.h"
 #include "swap.h"
+#include "zswap.h"
 
 #define PAGE_SHIFT	12
 #define PAGE_SIZE	(1ul << PAGE_SHIFT)
 #define PAGE_MASK	(~(PAGE_SIZE - 1))
 #define MAX_FOLIO_SHIFT	21
 #define MAX_FOLIO_PAGES	(1u << (MAX_FOLIO_SHIFT - PAGE_SHIFT))
+
+/*
+ * Reclaim reads a victim's pages in user space (to compress them) while
+ * the program's threads may have written them just before: the order is
+ * made by write-protect, in the kernel, which ThreadSanitizer cannot see.
+ * Such reads go between these marks.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define USWAP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define USWAP_TSAN 1
+#endif
+#endif
+#ifdef USWAP_TSAN
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
+#define program_memory_read_begin()	__tsan_ignore_thread_begin()
+#define program_memory_read_end()	__tsan_ignore_thread_end()
+#else
+#define program_memory_read_begin()	do { } while (0)
+#define program_memory_read_end()	do { } while (0)
+#endif
 
 #define EXPORT		__attribute__((visibility("default")))
 #define likely(x)	__builtin_expect(!!(x), 1)
@@ -143,7 +167,10 @@ struct uswap_runtime {
 	size_t regions_map_len;
 
 	struct memcg memcg;
-	struct swap_info swap;
+	struct swap_info swap;		/* fd < 0 with swap "none" */
+	struct zswap *zswap;		/* compressed pool in front, or NULL */
+	struct zswap_ctx *fork_zctx;	/* for reading the pool at fork */
+	_Atomic uint64_t pool_pages;	/* charged for the pool */
 	struct vmstat stat;
 	_Atomic uint64_t nonresident_age;	/* workingset clock, pages */
 	_Atomic uint64_t active_pages;	/* on the active lists of regions in the table */
@@ -171,6 +198,7 @@ int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
 int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect,
 		 bool wake);
 int prim_uffd_wake(int uffd, uintptr_t start, size_t len);
+int prim_uffd_poison(int uffd, uintptr_t start, size_t len);
 void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int prim_munmap(void *addr, size_t len);
 void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,
@@ -198,6 +226,7 @@ static inline void count_event(struct uswap_runtime *rt, unsigned item,
 void count_latency(struct uswap_runtime *rt, uint64_t us);
 
 /* memcontrol.c */
+void memcg_account_pool(void *arg, long delta_pages);
 void memcg_init(struct memcg *mc, uint64_t max_bytes, uint64_t high_bytes,
 		unsigned folio_pages);
 void memcg_destroy(struct memcg *mc);
@@ -249,6 +278,18 @@ static inline void folio_range(const struct region *r, uint32_t i,
 /* Folios in the range [start,end) that is inside r: first and last+1. */
 void region_folios_in(const struct region *r, uintptr_t start, uintptr_t end,
 		      uint32_t *first, uint32_t *last);
+/*
+ * Drop nr slots from offset of the swap device, with their pool copies:
+ * every slot a region or the reclaimer lets go goes through here.
+ */
+static inline void swap_free_slots(struct uswap_runtime *rt, uint32_t offset,
+				   uint32_t nr)
+{
+	if (rt->zswap)
+		zswap_slot_free(rt->zswap, offset, nr);
+	else
+		swap_slot_free(&rt->swap, offset, nr);
+}
 /* Free the swap entries of pages [page, page+nr) of r and clear them. */
 void region_free_entries(struct region *r, uint32_t page, uint32_t nr);
 
@@ -258,6 +299,14 @@ void lru_del(struct region *r, uint32_t i);
 /* memory.c: the fault path. */
 struct fault_thread;
 struct fault_thread *fault_thread_alloc(struct uswap_runtime *rt, void *buf);
+/*
+ * Read the contents of nr pages named by entries (0: a zero page) into
+ * buf, from the pool or the device.  *pool_pages gets how many came from
+ * the pool.  0, -EBADMSG (a corrupt pool object) or -errno (I/O).
+ */
+int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
+		      const swp_entry_t *entries, unsigned nr, void *buf,
+		      unsigned *pool_pages);
 void fault_thread_free(struct fault_thread *ft);
 void *fault_thread_main(void *arg);
 

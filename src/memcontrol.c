@@ -139,6 +139,24 @@ void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr)
 	}
 }
 
+/*
+ * The compressed pool grew or shrank (zswap's account callback, arg is
+ * the runtime).  Pool memory is charged like resident memory, as the
+ * kernel charges zswap to the memory cgroup, but it never waits: the pool
+ * grows while reclaim frees the larger folios it stores.
+ */
+void memcg_account_pool(void *arg, long delta_pages)
+{
+	struct uswap_runtime *rt = arg;
+	if (delta_pages < 0) {
+		atomic_fetch_sub(&rt->pool_pages, (uint64_t)-delta_pages);
+		memcg_uncharge(rt, (uint64_t)-delta_pages);
+		return;
+	}
+	atomic_fetch_add(&rt->pool_pages, (uint64_t)delta_pages);
+	try_charge(&rt->memcg, (unsigned)delta_pages, true);
+}
+
 bool memcg_above_high(struct memcg *mc)
 {
 	return atomic_load(&mc->resident) > mc->high ||

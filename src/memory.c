@@ -34,6 +34,7 @@
 struct fault_thread {
 	struct uswap_runtime *rt;
 	void *buf;			/* one folio, for swap-in */
+	struct zswap_ctx *zc;		/* decompression, with a pool */
 	swp_entry_t entries[MAX_FOLIO_PAGES];
 };
 
@@ -55,33 +56,78 @@ static void fault_repair(struct uswap_runtime *rt, uintptr_t addr)
 		prim_uffd_wake(rt->uffd, addr, PAGE_SIZE);
 }
 
-/* Read the folio's pages from their slots; zero pages have no entry. */
-static int read_folio(struct uswap_runtime *rt, struct fault_thread *ft,
-		      unsigned nr)
+int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
+		      const swp_entry_t *entries, unsigned nr, void *buf,
+		      unsigned *pool_pages)
 {
 	unsigned i = 0;
 
+	*pool_pages = 0;
 	while (i < nr) {
-		swp_entry_t e = ft->entries[i];
+		swp_entry_t e = entries[i];
+		char *dst = (char *)buf + ((size_t)i << PAGE_SHIFT);
 		unsigned run = 1;
-		int err;
+		int n;
 
 		if (!e) {
-			memset((char *)ft->buf + ((size_t)i << PAGE_SHIFT), 0,
-			       PAGE_SIZE);
+			memset(dst, 0, PAGE_SIZE);
 			i++;
 			continue;
 		}
-		while (i + run < nr && ft->entries[i + run] == e + run)
+		/* Consecutive slots: as much from the pool as it holds... */
+		while (i + run < nr && entries[i + run] == e + run)
 			run++;
-		err = swap_read(&rt->swap, swp_offset(e),
-				(char *)ft->buf + ((size_t)i << PAGE_SHIFT),
-				(size_t)run << PAGE_SHIFT);
-		if (err)
-			return err;
+		if (rt->zswap) {
+			n = zswap_load(rt->zswap, zc, swp_offset(e), run, dst);
+			if (n < 0)
+				return n;
+			if (n > 0) {
+				*pool_pages += (unsigned)n;
+				i += (unsigned)n;
+				continue;
+			}
+			/* ... else from the device, up to the next pooled page. */
+			for (n = 1; n < (int)run; n++)
+				if (zswap_present(rt->zswap, swp_offset(e) + n))
+					break;
+			run = (unsigned)n;
+		}
+		n = swap_read(&rt->swap, swp_offset(e), dst,
+			      (size_t)run << PAGE_SHIFT);
+		if (n)
+			return n;
 		i += run;
 	}
 	return 0;
+}
+
+static unsigned zero_entries(const struct fault_thread *ft, unsigned nr)
+{
+	unsigned k, zero = 0;
+
+	for (k = 0; k < nr; k++)
+		zero += !ft->entries[k];
+	return zero;
+}
+
+/*
+ * The pool returned a corrupt object for folio f: never install it.  The
+ * folio stays swapped and its range is poisoned, so that the program gets
+ * SIGBUS there, as the kernel does for a memory error; without
+ * UFFDIO_POISON the process gets SIGBUS at once.
+ */
+static void fault_corrupt(struct uswap_runtime *rt, struct region *r,
+			  struct folio *f, uint32_t fl, uintptr_t addr,
+			  size_t len)
+{
+	(void)r;
+	count_event(rt, USWAP_SWAP_CORRUPT, 1);
+	uswap_log("corrupt compressed data for %p..%p (checksum mismatch): "
+		  "the program gets SIGBUS there", (void *)addr,
+		  (void *)(addr + len));
+	atomic_store(&f->flags, fl);
+	if (prim_uffd_poison(rt->uffd, addr, len))
+		kill(getpid(), SIGBUS);
 }
 
 /*
@@ -99,6 +145,7 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	bool swapped = folio_state(fl) == FOLIO_SWAPPED, active = false;
 	bool keep_clean = false;
 	const void *src = rt->zero_buf;
+	unsigned pooled = 0;
 	uintptr_t addr;
 	size_t len;
 	int err;
@@ -114,8 +161,13 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	if (swapped) {
 		memcpy(ft->entries, &r->swp[page], nr * sizeof(swp_entry_t));
 		pthread_rwlock_unlock(&rt->op_lock);
-		err = read_folio(rt, ft, nr);
+		err = swap_read_entries(rt, ft->zc, ft->entries, nr, ft->buf,
+					&pooled);
 		pthread_rwlock_rdlock(&rt->op_lock);
+		if (err == -EBADMSG) {
+			fault_corrupt(rt, r, f, fl, addr, len);
+			return -EBADMSG;
+		}
 		if (err) {
 			/*
 			 * The data is still in its slots: leave the folio
@@ -129,8 +181,12 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 			return -EIO;
 		}
 		src = ft->buf;
-		/* A read fault keeps the copy: the folio is clean. */
-		keep_clean = !write && rt->have_wp;
+		/*
+		 * A read fault keeps the copy on the device: the folio is
+		 * clean.  A copy in the pool goes (zswap's exclusive loads):
+		 * keeping it would charge the folio twice.
+		 */
+		keep_clean = !write && rt->have_wp && !pooled;
 		for (k = 0; k < nr && keep_clean; k++)
 			if (!ft->entries[k])
 				keep_clean = false;
@@ -148,7 +204,7 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 		if (!keep_clean)
 			region_free_entries(r, page, nr);
 		count_event(rt, USWAP_PGMAJFAULT, 1);
-		count_event(rt, USWAP_PSWPIN, nr);
+		count_event(rt, USWAP_PSWPIN, nr - pooled - zero_entries(ft, nr));
 	} else {
 		count_event(rt, USWAP_ZERO_FILL, 1);
 	}
@@ -308,15 +364,24 @@ struct fault_thread *fault_thread_alloc(struct uswap_runtime *rt, void *buf)
 {
 	struct fault_thread *ft = prim_alloc(sizeof(*ft));
 
-	if (ft) {
-		ft->rt = rt;
-		ft->buf = buf;
+	if (!ft)
+		return NULL;
+	ft->rt = rt;
+	ft->buf = buf;
+	if (rt->zswap) {
+		ft->zc = zswap_ctx_create(rt->zswap);
+		if (!ft->zc) {
+			prim_free(ft, sizeof(*ft));
+			return NULL;
+		}
 	}
 	return ft;
 }
 
 void fault_thread_free(struct fault_thread *ft)
 {
+	if (ft->zc)
+		zswap_ctx_destroy(ft->rt->zswap, ft->zc);
 	prim_free(ft, sizeof(*ft));
 }
 

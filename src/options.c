@@ -28,6 +28,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "compress.h"
 #include "internal.h"
 #include "options.h"
 
@@ -52,6 +53,12 @@ enum option_id {
 	OPT_FAULT_THREADS,
 	OPT_VERBOSE,
 	OPT_UFFD_FEATURES_OFF,
+	OPT_SWAP,
+	OPT_ZSWAP,
+	OPT_ZSWAP_MAX,
+	OPT_ZSWAP_ACCEPT,
+	OPT_ZSWAP_UNIT,
+	OPT_ZSWAP_THREADS,
 	NR_OPTIONS
 };
 
@@ -70,6 +77,12 @@ static const struct option_name {
 	[OPT_FAULT_THREADS]	= { "fault-threads",	 "USWAP_FAULT_THREADS" },
 	[OPT_VERBOSE]		= { "verbose",		 "USWAP_VERBOSE" },
 	[OPT_UFFD_FEATURES_OFF]	= { "uffd-features-off", "USWAP_UFFD_FEATURES_OFF" },
+	[OPT_SWAP]		= { "swap",		 "USWAP_SWAP" },
+	[OPT_ZSWAP]		= { "zswap",		 "USWAP_ZSWAP" },
+	[OPT_ZSWAP_MAX]		= { "zswap-max",	 "USWAP_ZSWAP_MAX" },
+	[OPT_ZSWAP_ACCEPT]	= { "zswap-accept",	 "USWAP_ZSWAP_ACCEPT" },
+	[OPT_ZSWAP_UNIT]	= { "zswap-unit",	 "USWAP_ZSWAP_UNIT" },
+	[OPT_ZSWAP_THREADS]	= { "zswap-threads",	 "USWAP_ZSWAP_THREADS" },
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -297,6 +310,47 @@ static int set_bool(unsigned *flags, unsigned bit, const char *label,
 	return -EINVAL;
 }
 
+/* A percentage: "20" or "20%", from 1 to 100. */
+static int set_pct(unsigned *field, const char *label, const char *value,
+		   char *err, size_t errlen)
+{
+	char num[16];
+	size_t len = strlen(value);
+	uint64_t v;
+
+	if (len && value[len - 1] == '%')
+		len--;
+	if (len >= sizeof(num) || (memcpy(num, value, len), num[len] = 0,
+				   parse_u64(num, false, &v)) || v < 1 || v > 100) {
+		opt_err(err, errlen, "%s: \"%s\" is not a percentage (expected a whole number from 1 to 100, optionally with %%)",
+			label, value);
+		return -EINVAL;
+	}
+	*field = (unsigned)v;
+	return 0;
+}
+
+static int set_zswap(struct uswap_options *opt, const char *label,
+		     const char *value, char *err, size_t errlen)
+{
+	enum comp_alg alg;
+	char why[160];
+	int level;
+
+	if (strlen(value) >= sizeof(opt->zswap)) {
+		opt_err(err, errlen, "%s: \"%s\" is too long (expected lz4, zstd[:LEVEL], deflate[:LEVEL] or off)",
+			label, value);
+		return -EINVAL;
+	}
+	if (strcmp(value, "off") &&
+	    comp_parse(value, &alg, &level, why, sizeof(why))) {
+		opt_err(err, errlen, "%s: %s", label, why);
+		return -EINVAL;
+	}
+	strcpy(opt->zswap, value);
+	return 0;
+}
+
 /* Set option id of *opt from value; label names it in messages. */
 static int option_set(struct uswap_options *opt, enum option_id id,
 		      const char *value, const char *label, char *err,
@@ -364,6 +418,45 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		}
 		opt->uffd_features_off = v;
 		return 0;
+	case OPT_SWAP:
+		if (!strcmp(value, "none")) {
+			opt->flags |= USWAP_OPT_NO_SWAP_FILE;
+			return 0;
+		}
+		if (!strcmp(value, "file")) {
+			opt->flags &= ~USWAP_OPT_NO_SWAP_FILE;
+			return 0;
+		}
+		opt_err(err, errlen, "%s: \"%s\" is not a swap tier (expected file or none)",
+			label, value);
+		return -EINVAL;
+	case OPT_ZSWAP:
+		return set_zswap(opt, label, value, err, errlen);
+	case OPT_ZSWAP_MAX:
+		return set_pct(&opt->zswap_max_pct, label, value, err, errlen);
+	case OPT_ZSWAP_ACCEPT:
+		return set_pct(&opt->zswap_accept_pct, label, value, err,
+			       errlen);
+	case OPT_ZSWAP_UNIT:
+		if (!strcmp(value, "folio"))
+			opt->zswap_unit = USWAP_ZSWAP_UNIT_FOLIO;
+		else if (!strcmp(value, "page"))
+			opt->zswap_unit = USWAP_ZSWAP_UNIT_PAGE;
+		else {
+			opt_err(err, errlen, "%s: \"%s\" is not a unit (expected folio or page)",
+				label, value);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_ZSWAP_THREADS:
+		ret = parse_u64(value, false, &v);
+		if (ret || v < 1 || v > OPTIONS_ZSWAP_THREADS_MAX) {
+			opt_err(err, errlen, "%s: \"%s\" is not a thread count (expected a whole number from 1 to %u)",
+				label, value, OPTIONS_ZSWAP_THREADS_MAX);
+			return -EINVAL;
+		}
+		opt->zswap_threads = (unsigned)v;
+		return 0;
 	case NR_OPTIONS:
 		break;
 	}
@@ -397,7 +490,7 @@ EXPORT int uswap_options_set(struct uswap_options *opt, const char *name,
 			break;
 	}
 	if (id == NR_OPTIONS) {
-		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap-size, swap-dir, stats, fault-threads, verbose or uffd-features-off)",
+		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads or uffd-features-off)",
 			name);
 		return -EINVAL;
 	}
@@ -516,8 +609,24 @@ EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
 			opt->fault_threads, OPTIONS_FAULT_THREADS_MAX);
 		return -EINVAL;
 	}
-	if (opt->flags & ~USWAP_OPT_VERBOSE) {
+	if (opt->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE)) {
 		opt_err(err, errlen, "unknown flags 0x%x", opt->flags);
+		return -EINVAL;
+	}
+	if (opt->zswap_max_pct > 100 || opt->zswap_accept_pct > 100) {
+		opt_err(err, errlen, "zswap-max %u%% or zswap-accept %u%% is over 100%%",
+			opt->zswap_max_pct, opt->zswap_accept_pct);
+		return -EINVAL;
+	}
+	if (opt->zswap_unit > USWAP_ZSWAP_UNIT_PAGE ||
+	    opt->zswap_threads > OPTIONS_ZSWAP_THREADS_MAX) {
+		opt_err(err, errlen, "zswap-unit %u or zswap-threads %u is out of range",
+			opt->zswap_unit, opt->zswap_threads);
+		return -EINVAL;
+	}
+	if (!memchr(opt->zswap, 0, sizeof(opt->zswap))) {
+		opt_err(err, errlen, "zswap is not terminated (at most %zu bytes)",
+			sizeof(opt->zswap) - 1);
 		return -EINVAL;
 	}
 	if (!memchr(opt->swap_dir, 0, sizeof(opt->swap_dir)) ||
@@ -526,7 +635,12 @@ EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
 			sizeof(opt->swap_dir) - 1);
 		return -ENAMETOOLONG;
 	}
-	if (opt->swap_dir[0])
+	if ((opt->flags & USWAP_OPT_NO_SWAP_FILE) &&
+	    (!opt->zswap[0] || !strcmp(opt->zswap, "off"))) {
+		opt_err(err, errlen, "swap none needs zswap (expected --zswap lz4, zstd or deflate: with no swap file the compressed pool is the only tier)");
+		return -EINVAL;
+	}
+	if (opt->swap_dir[0] && !(opt->flags & USWAP_OPT_NO_SWAP_FILE))
 		return check_swap_dir(opt->swap_dir, err, errlen);
 	return 0;
 }
@@ -609,6 +723,20 @@ int options_apply_defaults(struct uswap_options *opt, char *err,
 		o.min_region = OPTIONS_MIN_REGION_DEFAULT;
 	if (!o.fault_threads)
 		o.fault_threads = OPTIONS_FAULT_THREADS_DEFAULT;
+	if (!o.zswap[0])
+		strcpy(o.zswap, OPTIONS_ZSWAP_DEFAULT);
+	if (!o.zswap_max_pct)
+		o.zswap_max_pct = OPTIONS_ZSWAP_MAX_PCT_DEFAULT;
+	if (!o.zswap_accept_pct)
+		o.zswap_accept_pct = OPTIONS_ZSWAP_ACCEPT_PCT_DEFAULT;
+	if (!o.zswap_unit)
+		o.zswap_unit = USWAP_ZSWAP_UNIT_FOLIO;
+	if (!o.zswap_threads) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		o.zswap_threads = (unsigned)MIN(MAX(cpus - 1, 1L),
+					       (long)OPTIONS_ZSWAP_THREADS_MAX);
+	}
 	if (!o.swap_dir[0]) {
 		const char *tmp = getenv("TMPDIR");
 
@@ -647,7 +775,7 @@ int options_apply_defaults(struct uswap_options *opt, char *err,
 	ret = uswap_options_check(&o, err, errlen);
 	if (ret)
 		return ret;
-	if (!o.swap_size) {
+	if (!o.swap_size && !(o.flags & USWAP_OPT_NO_SWAP_FILE)) {
 		ret = default_swap_size(o.swap_dir, o.max, &o.swap_size, err,
 					errlen);
 		if (ret)

@@ -14,16 +14,23 @@ struct uswap_options;
 #define OPTIONS_MIN_REGION_DEFAULT	(1ull << 20)
 #define OPTIONS_FAULT_THREADS_DEFAULT	2u
 #define OPTIONS_FAULT_THREADS_MAX	64u
+#define OPTIONS_ZSWAP_DEFAULT		"off"
+#define OPTIONS_ZSWAP_MAX_PCT_DEFAULT	20u
+#define OPTIONS_ZSWAP_ACCEPT_PCT_DEFAULT 90u
+#define OPTIONS_ZSWAP_THREADS_MAX	16u
 
 /*
  * Fill every zero field of *opt with its documented default, then check the
  * whole with uswap_options_check():
  *   folio_size	64K;  min_region 1M;  fault_threads 2;
+ *   zswap	off;  zswap_max_pct 20;  zswap_accept_pct 90;  zswap_unit folio;
+ *   zswap_threads	online CPUs - 1, at least 1, at most 16;
  *   swap_dir	$TMPDIR if set and not empty, else /tmp;
  *   max	half of MemAvailable (/proc/meminfo), rounded down to the folio;
  *   high	90% of max, rounded down to the folio;
  *   swap_size	8 * max, at least 1G, at most half the free space of swap_dir's
- *		file system; a multiple of 2M (-ENOSPC below 4M free).
+ *		file system; a multiple of 2M (-ENOSPC below 4M free); with
+ *		swap "none" left 0 (the runtime sizes the pool's slot space).
  * Returns 0 or -errno with one line in err; *opt is changed only on success.
  * Reads /proc/meminfo and statvfs()s swap_dir; never allocates.
  */

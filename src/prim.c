@@ -33,6 +33,17 @@
 #ifndef UFFDIO_WRITEPROTECT_MODE_DONTWAKE
 #define UFFDIO_WRITEPROTECT_MODE_DONTWAKE	((__u64)1 << 1)
 #endif
+#ifndef UFFD_FEATURE_POISON
+#define UFFD_FEATURE_POISON		(1 << 14)
+#endif
+#ifndef UFFDIO_POISON
+struct uffdio_poison {
+	struct uffdio_range range;
+	__u64 mode;
+	__s64 updated;
+};
+#define UFFDIO_POISON	_IOWR(UFFDIO, 0x08, struct uffdio_poison)
+#endif
 #ifndef SYS_process_madvise
 #define SYS_process_madvise		440
 #endif
@@ -153,6 +164,17 @@ int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect, bool wake)
 		if (errno != EAGAIN)
 			return -errno;
 	}
+}
+
+/*
+ * Make [start, start+len) raise SIGBUS on access (a memory error), and
+ * wake the threads waiting there.  -EINVAL without UFFD_FEATURE_POISON.
+ */
+int prim_uffd_poison(int uffd, uintptr_t start, size_t len)
+{
+	struct uffdio_poison p = { .range = { .start = start, .len = len } };
+
+	return ioctl(uffd, UFFDIO_POISON, &p) < 0 ? -errno : 0;
 }
 
 int prim_uffd_wake(int uffd, uintptr_t start, size_t len)

@@ -223,7 +223,6 @@ void region_folios_in(const struct region *r, uintptr_t start, uintptr_t end,
 
 void region_free_entries(struct region *r, uint32_t page, uint32_t nr)
 {
-	struct swap_info *si = &r->rt->swap;
 	uint32_t i = 0;
 
 	while (i < nr) {
@@ -237,7 +236,7 @@ void region_free_entries(struct region *r, uint32_t page, uint32_t nr)
 		/* Free contiguous runs in one call. */
 		while (i + run < nr && r->swp[page + i + run] == e + run)
 			run++;
-		swap_slot_free(si, swp_offset(e), run);
+		swap_free_slots(r->rt, swp_offset(e), run);
 		memset(&r->swp[page + i], 0, run * sizeof(*r->swp));
 		i += run;
 	}

@@ -18,12 +18,17 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "options.h"
+
+#ifndef UFFD_FEATURE_POISON
+#define UFFD_FEATURE_POISON	(1 << 14)
+#endif
 
 #define MAX_RUNTIMES	16
 
@@ -38,8 +43,11 @@ static void fork_prepare(void)
 
 	pthread_mutex_lock(&runtimes_lock);
 	for (i = 0; i < MAX_RUNTIMES; i++)
-		if (runtimes[i] && !runtimes[i]->defunct)
+		if (runtimes[i] && !runtimes[i]->defunct) {
 			settle_range(runtimes[i], 0, UINTPTR_MAX);
+			if (runtimes[i]->zswap)
+				zswap_fork_prepare(runtimes[i]->zswap);
+		}
 	if (pipe2(fork_pipe, O_CLOEXEC) < 0)
 		fork_pipe[0] = fork_pipe[1] = -1;
 }
@@ -57,22 +65,29 @@ static void fork_parent(void)
 		close(fork_pipe[0]);
 	}
 	for (i = 0; i < MAX_RUNTIMES; i++)
-		if (runtimes[i] && !runtimes[i]->defunct)
+		if (runtimes[i] && !runtimes[i]->defunct) {
+			if (runtimes[i]->zswap)
+				zswap_fork_done(runtimes[i]->zswap);
 			settle_done(runtimes[i]);
+		}
 	pthread_mutex_unlock(&runtimes_lock);
 }
 
-/* Read every swapped page of rt into this (child) process's memory. */
+/*
+ * Read every swapped page of rt into this (child) process's memory, from
+ * the pool or the device, run by run of consecutive entries.
+ */
 static uint64_t materialize(struct uswap_runtime *rt)
 {
 	uint64_t pages = 0;
-	unsigned n;
+	unsigned n, pooled;
 
 	for (n = 0; n < rt->nr_regions; n++) {
 		struct region *r = rt->regions[n];
 		uint32_t p = 0;
 
 		while (p < r->nr_pages) {
+			uintptr_t addr = r->start + ((uintptr_t)p << PAGE_SHIFT);
 			swp_entry_t e = r->swp[p];
 			uint32_t run = 1;
 			struct folio *f;
@@ -81,19 +96,18 @@ static uint64_t materialize(struct uswap_runtime *rt)
 				p++;
 				continue;
 			}
-			f = &r->folios[folio_index(r, r->start +
-						   ((uintptr_t)p << PAGE_SHIFT))];
+			f = &r->folios[folio_index(r, addr)];
 			if (folio_state(atomic_load(&f->flags)) == FOLIO_RESIDENT) {
 				p++;	/* clean: the pages are here already */
 				continue;
 			}
-			while (p + run < r->nr_pages && r->swp[p + run] == e + run)
+			while (p + run < r->nr_pages && run < MAX_FOLIO_PAGES &&
+			       r->swp[p + run] == e + run)
 				run++;
-			if (swap_read(&rt->swap, swp_offset(e),
-				      (void *)(r->start + ((uintptr_t)p << PAGE_SHIFT)),
-				      (size_t)run << PAGE_SHIFT))
+			if (swap_read_entries(rt, rt->fork_zctx, &r->swp[p], run,
+					      (void *)addr, &pooled))
 				uswap_log("fork: cannot read swapped memory at %p into the child",
-					  (void *)(r->start + ((uintptr_t)p << PAGE_SHIFT)));
+					  (void *)addr);
 			pages += run;
 			p += run;
 		}
@@ -112,6 +126,8 @@ static void fork_child(void)
 
 		if (!rt || rt->defunct)
 			continue;
+		if (rt->zswap)
+			zswap_fork_done(rt->zswap);
 		pages = materialize(rt);
 		if (pages && (rt->opt.flags & USWAP_OPT_VERBOSE))
 			uswap_log("fork: %llu swapped pages made resident in the child",
@@ -216,6 +232,82 @@ static unsigned ilog2(uint64_t v)
 	return s;
 }
 
+/*
+ * The swap device: a file in swap_dir, or with swap "none" only slot
+ * space for the pool to key its entries by (no I/O ever reaches it).
+ */
+static int swap_create(struct uswap_runtime *rt)
+{
+	uint64_t size = rt->opt.swap_size;
+	int err;
+
+	if (rt->opt.flags & USWAP_OPT_NO_SWAP_FILE) {
+		/* Room to name 64 budgets' worth of pages: slots cost 1 byte. */
+		size = MAX(rt->opt.max * 64, 1ull << 30);
+		size = MIN(size, (uint64_t)SWP_MAX_SLOTS << SWAP_SLOT_SHIFT);
+		size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
+		err = swap_info_init(&rt->swap, 0, size);
+		if (!err)
+			snprintf(rt->swap.path, sizeof(rt->swap.path), "(none)");
+		return err;
+	}
+	err = swap_info_init(&rt->swap, 0, size);
+	if (err)
+		return err;
+	err = swap_file_create(&rt->swap, rt->opt.swap_dir, size);
+	if (err) {
+		uswap_log("cannot create a swap file in %s: %s",
+			  rt->opt.swap_dir, strerror(-err));
+		swap_info_destroy(&rt->swap);
+	}
+	return err;
+}
+
+/* The compressed pool, when the options ask for one. */
+static int zswap_start(struct uswap_runtime *rt)
+{
+	struct zswap_params p = {
+		.unit = rt->opt.zswap_unit != USWAP_ZSWAP_UNIT_PAGE,
+		.max_bytes = rt->opt.max / 100 * rt->opt.zswap_max_pct,
+		.accept_pct = rt->opt.zswap_accept_pct,
+		.threads = rt->opt.zswap_threads,
+		.max_unit = rt->opt.folio_size,
+		.account = memcg_account_pool,
+		.account_arg = rt,
+	};
+	char why[160];
+	int err;
+
+	if (!rt->opt.zswap[0] || !strcmp(rt->opt.zswap, "off"))
+		return 0;
+	if (comp_parse(rt->opt.zswap, &p.alg, &p.level, why, sizeof(why))) {
+		uswap_log("zswap: %s", why);
+		return -EINVAL;
+	}
+	err = zswap_create(&rt->zswap, &p, &rt->swap);
+	if (err) {
+		uswap_log("cannot create the compressed pool: %s", strerror(-err));
+		return err;
+	}
+	rt->fork_zctx = zswap_ctx_create(rt->zswap);
+	if (!rt->fork_zctx) {
+		zswap_destroy(rt->zswap);
+		rt->zswap = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void zswap_stop(struct uswap_runtime *rt)
+{
+	if (!rt->zswap)
+		return;
+	zswap_ctx_destroy(rt->zswap, rt->fork_zctx);
+	zswap_destroy(rt->zswap);
+	rt->zswap = NULL;
+	rt->fork_zctx = NULL;
+}
+
 EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 				struct uswap_runtime **rtp)
 {
@@ -241,7 +333,7 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	rt->folio_shift = ilog2(rt->opt.folio_size);
 	fsize = (size_t)1 << rt->folio_shift;
 
-	err = prim_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP,
+	err = prim_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_POISON,
 			     rt->opt.uffd_features_off, &rt->features, &rt->uffd);
 	if (err)
 		goto err_free;
@@ -261,15 +353,12 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	memcg_init(&rt->memcg, rt->opt.max, rt->opt.high,
 		   (unsigned)(fsize >> PAGE_SHIFT));
 
-	err = swap_info_init(&rt->swap, 0, rt->opt.swap_size);
+	err = swap_create(rt);
 	if (err)
 		goto err_memcg;
-	err = swap_file_create(&rt->swap, rt->opt.swap_dir, rt->opt.swap_size);
-	if (err) {
-		uswap_log("cannot create a swap file in %s: %s",
-			  rt->opt.swap_dir, strerror(-err));
-		goto err_swap_info;
-	}
+	err = zswap_start(rt);
+	if (err)
+		goto err_swap_file;
 
 	rt->zero_buf = prim_mmap(NULL, (size_t)1 << MAX_FOLIO_SHIFT, PROT_READ,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -319,8 +408,9 @@ err_bufs:
 	if (rt->zero_buf != MAP_FAILED && rt->zero_buf)
 		prim_munmap(rt->zero_buf, (size_t)1 << MAX_FOLIO_SHIFT);
 	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
+	zswap_stop(rt);
+err_swap_file:
 	swap_file_close(&rt->swap);
-err_swap_info:
 	swap_info_destroy(&rt->swap);
 err_memcg:
 	memcg_destroy(&rt->memcg);
@@ -358,6 +448,7 @@ EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
 	close(rt->uffd);
 	prim_munmap(rt->zero_buf, (size_t)1 << MAX_FOLIO_SHIFT);
 	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
+	zswap_stop(rt);
 	swap_file_close(&rt->swap);
 	swap_info_destroy(&rt->swap);
 	memcg_destroy(&rt->memcg);

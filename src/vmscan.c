@@ -111,6 +111,7 @@ struct victim {
 	uint32_t page;		/* first page index in r */
 	uintptr_t addr;
 	uint32_t slot;		/* first new slot, when written */
+	uint32_t pooled;	/* pages the compressed pool took */
 	bool clean;
 	bool written;
 };
@@ -120,6 +121,8 @@ struct reclaimer {
 	struct swap_alloc_ctx ctx;
 	unsigned cursor;		/* next region to scan */
 	struct victim victims[MAX_VICTIMS];
+	struct zswap_job jobs[MAX_VICTIMS];
+	struct zswap_ctx *zc;		/* compression, with a pool */
 	struct iovec iov[MAX_VICTIMS];
 	uint32_t arm[MAX_VICTIMS];
 };
@@ -275,8 +278,121 @@ static void putback(struct uswap_runtime *rt, struct victim *v)
 	(void)rt;
 }
 
+/* The smallest order whose 2^order slots hold nr pages. */
+static unsigned slots_order(uint32_t nr)
+{
+	unsigned order = 0;
+
+	while ((1u << order) < nr)
+		order++;
+	return order;
+}
+
 /*
- * Give each dirty victim slots and write it out straight from the region:
+ * Give each dirty victim slots: 2^order contiguous ones, the tail freed
+ * again when the folio is clipped by its region's ends.  A whole folio goes
+ * to contiguous slots or stays resident: splitting it comes with the
+ * device layer.  Returns -ENOSPC when some victim found no room.
+ */
+static int alloc_victim_slots(struct reclaimer *rc, unsigned nv)
+{
+	struct swap_info *si = &rc->rt->swap;
+	int nospace = 0;
+	unsigned k;
+
+	for (k = 0; k < nv; k++) {
+		struct victim *v = &rc->victims[k];
+		unsigned order = slots_order(v->nr_pages);
+
+		v->pooled = 0;
+		if (v->clean)
+			continue;
+		if (swap_slot_alloc(si, &rc->ctx, order, &v->slot)) {
+			v->slot = UINT32_MAX;
+			nospace = -ENOSPC;
+			continue;
+		}
+		if ((1u << order) > v->nr_pages)
+			swap_slot_free(si, v->slot + v->nr_pages,
+				       (1u << order) - v->nr_pages);
+	}
+	return nospace;
+}
+
+/* Offer the dirty victims to the compressed pool, in parallel. */
+static void pool_victims(struct reclaimer *rc, unsigned nv)
+{
+	unsigned k, nj = 0;
+
+	for (k = 0; k < nv; k++) {
+		struct victim *v = &rc->victims[k];
+
+		if (v->clean || v->slot == UINT32_MAX)
+			continue;
+		rc->jobs[nj++] = (struct zswap_job){
+			.src = (const void *)v->addr, .slot = v->slot,
+			.nr = v->nr_pages,
+		};
+	}
+	zswap_store_batch(rc->rt->zswap, rc->zc, rc->jobs, nj);
+	for (k = 0, nj = 0; k < nv; k++) {
+		struct victim *v = &rc->victims[k];
+
+		if (v->clean || v->slot == UINT32_MAX)
+			continue;
+		v->pooled = rc->jobs[nj++].stored;
+		if (v->pooled == v->nr_pages)
+			v->written = true;
+	}
+}
+
+/*
+ * A victim part of whose pages are in the pool: write the others, run by
+ * run of consecutive pages.
+ */
+static int write_victim_rest(struct reclaimer *rc, struct victim *v)
+{
+	struct swap_info *si = &rc->rt->swap;
+	uint32_t p = 0, run;
+	int err = 0;
+
+	while (p < v->nr_pages && !err) {
+		struct iovec iov;
+
+		if (zswap_present(rc->rt->zswap, v->slot + p)) {
+			p++;
+			continue;
+		}
+		run = 1;
+		while (p + run < v->nr_pages &&
+		       !zswap_present(rc->rt->zswap, v->slot + p + run))
+			run++;
+		iov.iov_base = (void *)(v->addr + ((uintptr_t)p << PAGE_SHIFT));
+		iov.iov_len = (size_t)run << PAGE_SHIFT;
+		err = swap_write(si, v->slot + p, &iov, 1, iov.iov_len);
+		p += run;
+	}
+	return err;
+}
+
+static void victim_write_failed(struct reclaimer *rc, struct victim *v,
+				int err)
+{
+	struct uswap_runtime *rt = rc->rt;
+
+	swap_free_slots(rt, v->slot, v->nr_pages);
+	v->slot = UINT32_MAX;
+	v->written = false;
+	if (err == -ENODEV)
+		return;		/* no device: counted as swap_full */
+	count_event(rt, USWAP_SWAP_IO_ERROR, 1);
+	uswap_log_once(&rt->logged_io, "swap write failed: %s; folios stay resident",
+		       strerror(-err));
+}
+
+/*
+ * Store each dirty victim: slots first, then the pool takes what it will,
+ * then the rest is written to the device straight from the region; whole
  * victims whose slots follow each other go in one pwritev.  A victim
  * without room or with a failed write gets slot UINT32_MAX.  Returns
  * -ENOSPC when some victim found no room.
@@ -285,26 +401,13 @@ static int write_victims(struct reclaimer *rc, unsigned nv)
 {
 	struct uswap_runtime *rt = rc->rt;
 	struct swap_info *si = &rt->swap;
-	int nospace = 0;
+	bool device = si->fd >= 0;
+	int nospace;
 	unsigned k, j;
 
-	for (k = 0; k < nv; k++) {
-		struct victim *v = &rc->victims[k];
-		unsigned order = 0;
-
-		if (v->clean)
-			continue;
-		if (v->nr_pages == (1u << (v->r->folio_shift - PAGE_SHIFT)))
-			order = v->r->folio_shift - PAGE_SHIFT;
-		/*
-		 * A whole folio goes to 2^order contiguous slots or stays
-		 * resident: splitting it comes with the device layer.
-		 */
-		if (swap_slot_alloc(si, &rc->ctx, order, &v->slot)) {
-			v->slot = UINT32_MAX;
-			nospace = -ENOSPC;
-		}
-	}
+	nospace = alloc_victim_slots(rc, nv);
+	if (rt->zswap && rc->zc)
+		pool_victims(rc, nv);
 	for (k = 0; k < nv; k = j) {
 		struct victim *v = &rc->victims[k];
 		uint32_t next;
@@ -313,13 +416,26 @@ static int write_victims(struct reclaimer *rc, unsigned nv)
 		int err;
 
 		j = k + 1;
-		if (v->clean || v->slot == UINT32_MAX)
+		if (v->clean || v->slot == UINT32_MAX || v->written)
 			continue;
+		if (!device) {
+			victim_write_failed(rc, v, -ENODEV);
+			nospace = -ENOSPC;
+			continue;
+		}
+		if (v->pooled) {
+			err = write_victim_rest(rc, v);
+			if (err)
+				victim_write_failed(rc, v, err);
+			else
+				v->written = true;
+			continue;
+		}
 		next = v->slot;
 		for (j = k; j < nv && niov < MAX_VICTIMS; j++) {
 			struct victim *w = &rc->victims[j];
 
-			if (w->clean || w->slot != next)
+			if (w->clean || w->slot != next || w->pooled)
 				break;
 			rc->iov[niov].iov_base = (void *)w->addr;
 			rc->iov[niov].iov_len = (size_t)w->nr_pages << PAGE_SHIFT;
@@ -331,18 +447,10 @@ static int write_victims(struct reclaimer *rc, unsigned nv)
 		for (m = k; m < j; m++) {
 			struct victim *w = &rc->victims[m];
 
-			if (!err) {
+			if (!err)
 				w->written = true;
-				continue;
-			}
-			swap_slot_free(si, w->slot, w->nr_pages);
-			w->slot = UINT32_MAX;
-		}
-		if (err) {
-			count_event(rt, USWAP_SWAP_IO_ERROR, 1);
-			uswap_log_once(&rt->logged_io,
-				       "swap write failed: %s; folios stay resident",
-				       strerror(-err));
+			else
+				victim_write_failed(rc, w, err);
 		}
 	}
 	return nospace;
@@ -373,7 +481,7 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 				(fl & ~FOLIO_STATE_MASK) | FOLIO_ZAPPING)) {
 			/* A write aborted the eviction (memory.c did the rest). */
 			if (!v->clean)
-				swap_slot_free(&rt->swap, v->slot, v->nr_pages);
+				swap_free_slots(rt, v->slot, v->nr_pages);
 			count_event(rt, USWAP_EVICT_ABORT, 1);
 			v->written = false;
 			v->clean = false;
@@ -398,7 +506,7 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 			for (p = 0; p < v->nr_pages; p++)
 				r->swp[v->page + p] =
 					swp_entry(rt->swap.type, v->slot + p);
-			out += v->nr_pages;
+			out += v->nr_pages - v->pooled;
 		} else {
 			clean += v->nr_pages;
 		}
@@ -510,6 +618,11 @@ void *reclaim_thread_main(void *arg)
 	}
 	rc->rt = rt;
 	swap_alloc_ctx_init(&rc->ctx);
+	if (rt->zswap) {
+		rc->zc = zswap_ctx_create(rt->zswap);
+		if (!rc->zc)
+			uswap_log("reclaimer: out of memory for a compressor; no compression");
+	}
 	while (!rt->stopping) {
 		bool nospace = false;
 		uint64_t got;
@@ -536,6 +649,8 @@ void *reclaim_thread_main(void *arg)
 		}
 	}
 	swap_alloc_ctx_release(&rt->swap, &rc->ctx);
+	if (rc->zc)
+		zswap_ctx_destroy(rt->zswap, rc->zc);
 	prim_free(rc, sizeof(*rc));
 	return NULL;
 }

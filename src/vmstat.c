@@ -41,6 +41,24 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_HIGH_BYTES] = "high_bytes",
 	[USWAP_MANAGED_BYTES] = "managed_bytes",
 	[USWAP_METADATA_BYTES] = "metadata_bytes",
+	[USWAP_SWAP_CORRUPT] = "swap_corrupt",
+	[USWAP_ZSWPIN] = "zswpin",
+	[USWAP_ZSWPOUT] = "zswpout",
+	[USWAP_ZSWPWB] = "zswpwb",
+	[USWAP_ZSWAP_POOL_TOTAL_SIZE] = "zswap_pool_total_size",
+	[USWAP_ZSWAP_STORED_PAGES] = "zswap_stored_pages",
+	[USWAP_ZSWAP_SAME_FILLED_PAGES] = "zswap_same_filled_pages",
+	[USWAP_ZSWAP_COMPRESSED_BYTES] = "zswap_compressed_bytes",
+	[USWAP_ZSWAP_REJECT_COMPRESS_POOR] = "zswap_reject_compress_poor",
+	[USWAP_ZSWAP_REJECT_COMPRESS_FAIL] = "zswap_reject_compress_fail",
+	[USWAP_ZSWAP_REJECT_ALLOC_FAIL] = "zswap_reject_alloc_fail",
+	[USWAP_ZSWAP_REJECT_POOL_LIMIT] = "zswap_reject_pool_limit",
+	[USWAP_ZSWAP_POOL_LIMIT_HIT] = "zswap_pool_limit_hit",
+	[USWAP_ZSWAP_DECOMPRESS_FAIL] = "zswap_decompress_fail",
+	[USWAP_ZSWAP_WRITEBACK_FAIL] = "zswap_writeback_fail",
+	[USWAP_MTHP_16KB_ZSWPOUT] = "mthp_16kB_zswpout",
+	[USWAP_MTHP_64KB_ZSWPOUT] = "mthp_64kB_zswpout",
+	[USWAP_MTHP_2048KB_ZSWPOUT] = "mthp_2048kB_zswpout",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
@@ -59,6 +77,31 @@ void count_latency(struct uswap_runtime *rt, uint64_t us)
 	atomic_fetch_add_explicit(&rt->stat.latency[b], 1, memory_order_relaxed);
 }
 
+/* The pool's counters, under the kernel's names. */
+static void read_zswap(struct uswap_runtime *rt, uint64_t *v)
+{
+	struct zswap_stats st;
+
+	zswap_get_stats(rt->zswap, &st);
+	v[USWAP_ZSWPIN] = st.zswpin;
+	v[USWAP_ZSWPOUT] = st.zswpout;
+	v[USWAP_ZSWPWB] = st.zswpwb;
+	v[USWAP_ZSWAP_POOL_TOTAL_SIZE] = st.pool_bytes;
+	v[USWAP_ZSWAP_STORED_PAGES] = st.stored_pages;
+	v[USWAP_ZSWAP_SAME_FILLED_PAGES] = st.same_filled_pages;
+	v[USWAP_ZSWAP_COMPRESSED_BYTES] = st.compressed_bytes;
+	v[USWAP_ZSWAP_REJECT_COMPRESS_POOR] = st.reject_compress_poor;
+	v[USWAP_ZSWAP_REJECT_COMPRESS_FAIL] = st.reject_compress_fail;
+	v[USWAP_ZSWAP_REJECT_ALLOC_FAIL] = st.reject_alloc_fail;
+	v[USWAP_ZSWAP_REJECT_POOL_LIMIT] = st.reject_pool_limit;
+	v[USWAP_ZSWAP_POOL_LIMIT_HIT] = st.pool_limit_hit;
+	v[USWAP_ZSWAP_DECOMPRESS_FAIL] = st.decompress_fail;
+	v[USWAP_ZSWAP_WRITEBACK_FAIL] = st.written_back_fail;
+	v[USWAP_MTHP_16KB_ZSWPOUT] = st.mthp_zswpout[0];
+	v[USWAP_MTHP_64KB_ZSWPOUT] = st.mthp_zswpout[1];
+	v[USWAP_MTHP_2048KB_ZSWPOUT] = st.mthp_zswpout[2];
+}
+
 EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n)
 {
 	size_t i;
@@ -69,7 +112,8 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		values[i] = atomic_load(&rt->stat.ev[i]);
 	if (n > USWAP_RESIDENT_BYTES)
 		values[USWAP_RESIDENT_BYTES] =
-			atomic_load(&rt->memcg.resident) << PAGE_SHIFT;
+			(atomic_load(&rt->memcg.resident) -
+			 atomic_load(&rt->pool_pages)) << PAGE_SHIFT;
 	if (n > USWAP_RESIDENT_PEAK)
 		values[USWAP_RESIDENT_PEAK] =
 			atomic_load(&rt->memcg.peak) << PAGE_SHIFT;
@@ -88,6 +132,8 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		values[USWAP_METADATA_BYTES] = rt->meta_bytes;
 		pthread_rwlock_unlock(&rt->op_lock);
 	}
+	if (rt->zswap && n >= USWAP_NR_COUNTERS)
+		read_zswap(rt, values);
 	return 0;
 }
 
@@ -185,10 +231,11 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 	for (i = 0; i < USWAP_NR_COUNTERS; i++)
 		out_printf(o, "%s\"%s\": %llu", i ? ", " : "", counter_names[i],
 			   (unsigned long long)v[i]);
-	out_printf(o, "},\n \"swaps\": [{\"path\": \"%s\", \"type\": \"file\", "
+	out_printf(o, "},\n \"swaps\": [{\"path\": \"%s\", \"type\": \"%s\", "
 		   "\"size_kib\": %llu, \"used_kib\": %llu, \"prio\": %d, "
 		   "\"node\": %d, \"direct_io\": %s}],\n",
-		   rt->swap.path,
+		   rt->swap.fd >= 0 ? rt->swap.path : "(none)",
+		   rt->swap.fd >= 0 ? "file" : "virtual",
 		   (unsigned long long)rt->swap.nr_slots * (SWAP_SLOT_SIZE / 1024),
 		   (unsigned long long)(v[USWAP_SWAP_USED_BYTES] >> 10),
 		   rt->swap.prio, rt->swap.node,
@@ -199,12 +246,15 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 			   1ull << i, (unsigned long long)hist[i]);
 	out_printf(o, "},\n \"process\": {\"pid\": %d, \"rss_peak_kib\": %llu, "
 		   "\"rss_kib\": %llu, \"folio_size\": %llu, "
-		   "\"uffd_features\": %llu, \"write_protect\": %s}}\n",
+		   "\"uffd_features\": %llu, \"write_protect\": %s, "
+		   "\"zswap\": \"%s\", \"zswap_unit\": \"%s\"}}\n",
 		   (int)getpid(), (unsigned long long)hwm,
 		   (unsigned long long)rss,
 		   (unsigned long long)rt->opt.folio_size,
 		   (unsigned long long)rt->features,
-		   rt->have_wp ? "true" : "false");
+		   rt->have_wp ? "true" : "false",
+		   rt->zswap ? rt->opt.zswap : "off",
+		   rt->opt.zswap_unit == USWAP_ZSWAP_UNIT_PAGE ? "page" : "folio");
 	out_flush(o);
 	err = o->err;
 	prim_free(o, sizeof(*o));

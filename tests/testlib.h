@@ -66,6 +66,12 @@ static inline uint64_t t_rand(uint64_t *s)
  * both, then a pattern; a quarter of versions give a mostly-zero page so
  * that contents are not uniform.
  */
+/*
+ * Deterministic contents of (page, version): a header naming both, then by
+ * version one of four kinds, so that a compressed tier sees mixed data:
+ * random (incompressible), small numbers (compresses ~3:1), a repeated
+ * record (compresses well), almost all zeros.
+ */
 static inline void t_fill(void *p, uint64_t page, uint64_t version)
 {
 	uint64_t *w = p, s = page * 0x9E3779B97F4A7C15ull + version + 1;
@@ -73,13 +79,26 @@ static inline void t_fill(void *p, uint64_t page, uint64_t version)
 
 	w[0] = page;
 	w[1] = version;
-	if ((version & 3) == 3) {
+	switch (version & 3) {
+	case 0:
+		for (i = 2; i < T_PAGE / 8; i++)
+			w[i] = t_rand(&s);
+		return;
+	case 1:
+		for (i = 2; i < T_PAGE / 8; i++)
+			w[i] = t_rand(&s) & 0xff;
+		return;
+	case 2:
+		for (i = 2; i < 10; i++)
+			w[i] = t_rand(&s);
+		for (; i < T_PAGE / 8; i++)
+			w[i] = w[i - 8];
+		return;
+	default:
 		memset(w + 2, 0, T_PAGE - 24);
 		w[T_PAGE / 8 - 1] = s;
 		return;
 	}
-	for (i = 2; i < T_PAGE / 8; i++)
-		w[i] = t_rand(&s);
 }
 
 /* 0 if p holds (page, version)'s contents. */

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * swapdev.h - several swap devices (swapdev.c): the device spec and the
+ * uswaptab file, the kernel's priority model with one availability list
+ * per NUMA node, and the topology read from sysfs that places devices on
+ * nodes.  Pure logic: nothing here opens a swap device or does I/O to one.
+ */
+#ifndef USWAP_SWAPDEV_H
+#define USWAP_SWAPDEV_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "swap.h"
+
+/*
+ * Swap entries carry the device as type + 1 in SWP_TYPE_BITS bits, and 0
+ * means "no entry": that leaves 15 devices.
+ */
+#define SWAP_MAX_DEVICES	((1u << SWP_TYPE_BITS) - 1)
+#define SWAP_MAX_NODES		1024u		/* node= takes 0..1023 */
+#define SWAP_PRIO_MAX		32767		/* user range, as swapon -p */
+#define SWAP_PRIO_AUTO		INT_MIN		/* no prio= given */
+#define SWAP_SPEC_MIN_SIZE	(2ull << 20)	/* one cluster */
+#define SWAP_SPEC_MAX_SIZE	((uint64_t)SWP_MAX_SLOTS << SWAP_SLOT_SHIFT)
+#define SWAP_PATH_MAX		256		/* sizeof(swap_spec.path) */
+
+/*
+ * One device as the user gave it:
+ *
+ *	PATH[,prio=N][,size=SIZE][,node=N][,discard][,direct]
+ *
+ * path	a file or a block device, not checked here; at most SWAP_PATH_MAX - 1
+ *	bytes, without ',' (the field separator) or control characters, and
+ *	not beginning or ending with a space.
+ * prio	0..SWAP_PRIO_MAX, or SWAP_PRIO_AUTO when not given.
+ * size	0 when not given; else at least 2M and at most 1T (what 28 bits of
+ *	4 KiB slots address), rounded down to a multiple of 2M (whole
+ *	clusters): "size=5M" gives 4M.
+ * node	0..SWAP_MAX_NODES - 1, or -1 when not given (read from sysfs).
+ * discard, direct	flags without a value.
+ * Each field may appear once; fields are case-sensitive and take no
+ * spaces (a space belongs to the path or makes the value invalid).
+ */
+struct swap_spec {
+	char path[SWAP_PATH_MAX];
+	int prio;
+	uint64_t size;
+	int node;
+	bool discard, direct;
+};
+
+/*
+ * Parse one --swap SPEC into *out.  Returns 0, or -EINVAL (-ENAMETOOLONG
+ * for a long path) with one line in err, prefixed with --swap "SPEC":, that
+ * names the field and what it expects.  *out is written only on success.
+ */
+int swap_spec_parse(const char *s, struct swap_spec *out, char *err,
+		    size_t errlen);
+
+/*
+ * Parse a uswaptab: one SPEC per line; '#' starts a comment at the start
+ * of a line or after a space or tab (elsewhere it belongs to the path);
+ * blank lines are ignored; each line is trimmed of spaces, tabs and '\r'.
+ * At most min(max, SWAP_MAX_DEVICES) devices, each path once, at least one.
+ * Fills out[0..*n).  Returns 0, or a negative errno with one line in err
+ * prefixed "NAME:LINE: " (or "NAME: " for the whole file); out and *n are
+ * written only on success.  The file is read whole; at most 64 KiB.
+ */
+int swaptab_parse_file(const char *file, struct swap_spec *out, unsigned max,
+		       unsigned *n, char *err, size_t errlen);
+int swaptab_parse_text(const char *name, const char *text,
+		       struct swap_spec *out, unsigned max, unsigned *n,
+		       char *err, size_t errlen);
+
+/*
+ * The per-node availability lists (the kernel's swap_avail_heads).  Devices
+ * are numbered 0..nr_devs-1 in the order given; one mutex inside makes
+ * every call thread-safe.
+ */
+struct swap_avail;
+
+/*
+ * Build the lists.  user_prio[i] is SWAP_PRIO_AUTO or 0..SWAP_PRIO_MAX;
+ * dev_node[i] is -1 (unknown) or 0..SWAP_MAX_NODES-1; either array may be
+ * NULL (all automatic, all unknown).  nr_nodes 1..SWAP_MAX_NODES, nr_devs
+ * 1..SWAP_MAX_DEVICES.  Every device starts on the lists.  0, -EINVAL or
+ * -ENOMEM.
+ */
+int swap_avail_create(struct swap_avail **out, unsigned nr_nodes,
+		      const int *user_prio, const int *dev_node,
+		      unsigned nr_devs);
+void swap_avail_destroy(struct swap_avail *sa);
+/* The device's own priority: the user's, or -2, -3, ... in device order. */
+int swap_avail_prio(const struct swap_avail *sa, unsigned dev);
+/* Its priority on node's list: -1 when promoted there, else its own. */
+int swap_avail_prio_on(const struct swap_avail *sa, unsigned node,
+		       unsigned dev);
+/*
+ * The device to allocate from for memory of node `node` (-1 or out of
+ * range: node 0's list): the head of that list, which is then rotated
+ * behind the other devices of its priority on that list.  -ENOSPC when
+ * every device is off the lists.
+ */
+int swap_avail_next(struct swap_avail *sa, int node);
+/* The device is full: it leaves every list (no-op if already off). */
+void swap_avail_full(struct swap_avail *sa, unsigned dev);
+/* Space was freed: it rejoins every list behind its equals (no-op if on). */
+void swap_avail_room(struct swap_avail *sa, unsigned dev);
+/* Is the device on the lists (not full)? */
+bool swap_avail_has_room(const struct swap_avail *sa, unsigned dev);
+/*
+ * Write one line per node, "node N: dev(prio) dev(prio) ...\n", head
+ * first, prio as on that list.  Returns the length of the whole text (as
+ * snprintf: when >= len, buf holds a truncated, terminated prefix).
+ */
+size_t swap_avail_describe(const struct swap_avail *sa, char *buf, size_t len);
+/* Check every list against the rules; 0 or -EUCLEAN.  For tests. */
+int swap_avail_validate(const struct swap_avail *sa);
+
+/*
+ * Topology under a sysfs root: NULL means sysfs_root().  These read files
+ * once, at setup; they are not for the fault path.
+ */
+const char *sysfs_root(void);	/* $USWAP_SYSFS_ROOT if set and not empty, else "/sys" */
+/* Number of node ids (highest possible, else online, node + 1); >= 1. */
+int sysfs_nr_nodes(const char *root);
+/* A CPU's node, or -1 when unknown. */
+int sysfs_cpu_node(const char *root, unsigned cpu);
+/*
+ * The node of block device major:minor, or -1: a partition counts as its
+ * disk; the disk's device/numa_node, else the nearest ancestor of that
+ * device with a numa_node file; for a device without one (dm, md), its
+ * first slave (by name).
+ */
+int sysfs_blockdev_node(const char *root, unsigned major, unsigned minor);
+/*
+ * The node of the device behind a path: a block device itself, else the
+ * block device of the file system holding the path (or its nearest
+ * existing ancestor, for a file not created yet).  -1 when unknown (e.g.
+ * btrfs, overlayfs and tmpfs have no block device of their own).
+ */
+int sysfs_path_node(const char *root, const char *path);
+
+#endif /* USWAP_SWAPDEV_H */
