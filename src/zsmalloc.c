@@ -1029,6 +1029,7 @@ static unsigned span_migrate_locked(struct zs_pool *pool, struct size_class *c,
 		while (sp->inuse && pool->pages[dst].inuse < c->objs_per_span) {
 			while (!slot_handle(slot_addr(pool, c, src, s)))
 				s++;
+			assert(s < sp->nr_init);
 			obj_move_locked(pool, c, src, s, dst);
 			moved++;
 		}
@@ -1052,6 +1053,7 @@ static uint64_t class_compact(struct zs_pool *pool, struct size_class *c,
 		pthread_mutex_lock(&c->lock);
 		if (class_can_compact_locked(c)) {
 			src = class_emptiest_locked(c);
+			assert(src != NIL);
 			n = span_migrate_locked(pool, c, src);
 			empty = !pool->pages[src].inuse;
 			if (empty)
