@@ -35,7 +35,7 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 	-Wmissing-prototypes -Wpointer-arith -Wformat=2
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iinclude -Isrc -pthread
-LDLIBS := -pthread -llz4 -lzstd -lz
+LDLIBS := -pthread -llz4 -lzstd -lz -luring
 
 LIB_SRCS := $(wildcard src/*.c)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)
@@ -89,7 +89,7 @@ $(B)/tests/fuzz/%: tests/fuzz/%_fuzz.c tests/fuzz/replay.c $(B)/libuswap.a | $(B
 build/fuzz/%: tests/fuzz/%_fuzz.c $(LIB_SRCS) $(wildcard src/*.h)
 	@mkdir -p build/fuzz
 	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Isrc -Itests -pthread \
-		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRCS) $(LDLIBS) -lm
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(LIB_SRCS) $(LDLIBS) -lm
 fuzz: $(FUZZ_SRCS:tests/fuzz/%_fuzz.c=build/fuzz/%)
 
 $(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(B)/libuswap.a | $(B)/bench

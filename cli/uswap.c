@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "uswap.h"
+#include "swapdev.h"
 #include "json.h"
 
 #define EXIT_USAGE	2
@@ -71,10 +72,22 @@ static const char help_text[] =
 "                        default 64K\n"
 "  --min-region SIZE     smallest anonymous private mapping that is managed, at\n"
 "                        least 4K; default 1M\n"
-"  --swap file|none      where cold folios go below the compressed pool: a swap\n"
-"                        file in --swap-dir (default), or nowhere: with none,\n"
-"                        the pool is the only tier (as zram) and --zswap is\n"
-"                        required\n"
+"  --swap SPEC           a swap device; repeat for several.  SPEC is\n"
+"                        PATH[,prio=N][,size=SIZE][,node=N][,discard][,direct]:\n"
+"                        PATH a file (created 0600 if missing, removed at the\n"
+"                        end) or a block device; prio 0..32767 (higher is used\n"
+"                        first; equal priorities in turn; without prio, -2, -3,\n"
+"                        ... in the order given, and -1 on the lists of the\n"
+"                        device's own NUMA node); size (default --swap-size);\n"
+"                        node (default: from sysfs); discard: give freed\n"
+"                        clusters back; direct: O_DIRECT or fail.  Default:\n"
+"                        one unnamed file in --swap-dir.  --swap none: no\n"
+"                        device, the pool is the only tier (as zram; --zswap\n"
+"                        is required)\n"
+"  --swaptab FILE        more devices, one SPEC per line, # comments\n"
+"  --swap-node-policy page|cpu\n"
+"                        whose NUMA node picks the device list: the memory's\n"
+"                        (page, the default) or the reclaiming thread's (cpu)\n"
 "  --swap-size SIZE      size cap of the swap file, at least 2M; default: 8 x\n"
 "                        max, at least 1G, at most half the free space of the\n"
 "                        swap directory's file system\n"
@@ -113,8 +126,11 @@ static const char help_text[] =
 "  USWAP_MAX, USWAP_HIGH, USWAP_FOLIO, USWAP_MIN_REGION, USWAP_SWAP_SIZE,\n"
 "  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_SWAP,\n"
 "  USWAP_ZSWAP, USWAP_ZSWAP_MAX, USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT,\n"
-"  USWAP_ZSWAP_THREADS\n"
-"                        the option of the same name\n"
+"  USWAP_ZSWAP_THREADS, USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY\n"
+"                        the option of the same name (USWAP_SWAP: SPECs one\n"
+"                        per line)\n"
+"  USWAP_SYSFS_ROOT      read the NUMA topology under this directory instead\n"
+"                        of /sys (tests)\n"
 "  TMPDIR                default swap directory; the statistics directory is\n"
 "                        made there too\n"
 "  LD_PRELOAD            uswap puts libuswap_preload.so first and keeps the\n"
@@ -165,6 +181,8 @@ static const struct cli_option {
 	{ "verbose",		"USWAP_VERBOSE",		false },
 	{ "uffd-features-off",	"USWAP_UFFD_FEATURES_OFF",	true },
 	{ "swap",		"USWAP_SWAP",			true },
+	{ "swaptab",		"USWAP_SWAPTAB",		true },
+	{ "swap-node-policy",	"USWAP_SWAP_NODE_POLICY",	true },
 	{ "zswap",		"USWAP_ZSWAP",			true },
 	{ "zswap-max",		"USWAP_ZSWAP_MAX",		true },
 	{ "zswap-accept",	"USWAP_ZSWAP_ACCEPT",		true },
@@ -339,6 +357,19 @@ static void check_options(struct run_args *ra)
 	if (ra->opt.swap_dir[0] && realpath(ra->opt.swap_dir, real) &&
 	    strlen(real) < sizeof(ra->opt.swap_dir))
 		strcpy(ra->opt.swap_dir, real);
+	if (o.swaptab[0]) {
+		struct swap_spec specs[SWAP_MAX_DEVICES];
+		unsigned n;
+
+		/* A bad table is a usage error here, not in every process. */
+		ret = swaptab_parse_file(o.swaptab, specs, SWAP_MAX_DEVICES, &n,
+					 err, sizeof(err));
+		if (ret)
+			usage_error("--swaptab: %s", err);
+		if (realpath(o.swaptab, real) &&
+		    strlen(real) < sizeof(ra->opt.swaptab))
+			strcpy(ra->opt.swaptab, real);
+	}
 }
 
 /* ---- what PROG needs -------------------------------------------------- */
@@ -505,8 +536,19 @@ static void export_env(const struct run_args *ra, const char *preload,
 		unsetenv("USWAP_ZSWAP_UNIT");
 	if (o->flags & USWAP_OPT_NO_SWAP_FILE)
 		set_env("USWAP_SWAP", "none");
+	else if (o->swap[0])
+		set_env("USWAP_SWAP", o->swap);
 	else
 		unsetenv("USWAP_SWAP");
+	if (o->swaptab[0])
+		set_env("USWAP_SWAPTAB", o->swaptab);
+	else
+		unsetenv("USWAP_SWAPTAB");
+	if (o->swap_node_policy)
+		set_env("USWAP_SWAP_NODE_POLICY",
+			o->swap_node_policy == USWAP_SWAP_NODE_CPU ? "cpu" : "page");
+	else
+		unsetenv("USWAP_SWAP_NODE_POLICY");
 	if (o->uffd_features_off)
 		set_env_u64("USWAP_UFFD_FEATURES_OFF", o->uffd_features_off,
 			    true);

@@ -30,6 +30,10 @@ struct uswap_runtime;
 #define USWAP_OPT_NO_SWAP_FILE	(1u << 1)	/* no swap file: the compressed pool is
 						   the only tier ("swap none") */
 
+/* Values of struct uswap_options.swap_node_policy. */
+#define USWAP_SWAP_NODE_PAGE	1	/* the node of the memory swapped out (default) */
+#define USWAP_SWAP_NODE_CPU	2	/* the node of the reclaiming thread */
+
 /* Values of struct uswap_options.zswap_unit. */
 #define USWAP_ZSWAP_UNIT_FOLIO	1	/* a large folio is one compressed object */
 #define USWAP_ZSWAP_UNIT_PAGE	2	/* each page its own object (the kernel's way) */
@@ -51,6 +55,11 @@ struct uswap_options {
 	uint64_t swap_size;	/* size cap of the swap file; default: eight times
 				   max, at least 1 GiB, at most half the free space
 				   of swap_dir's file system */
+	char swap[1024];	/* swap devices, one SPEC per line:
+				   PATH[,prio=N][,size=SIZE][,node=N][,discard][,direct];
+				   empty: one unnamed swap file in swap_dir */
+	char swaptab[256];	/* a file of SPECs, one per line, # comments */
+	unsigned swap_node_policy; /* USWAP_SWAP_NODE_*; default PAGE */
 	char swap_dir[256];	/* directory of the swap file; default $TMPDIR,
 				   else /tmp */
 	char stats_path[256];	/* preload only: JSON counters written here at exit */
@@ -76,8 +85,11 @@ void uswap_options_init(struct uswap_options *opt);
  * Set one option by name, as the command line and the environment spell it:
  * "max", "high", "folio", "min-region", "swap", "swap-size", "swap-dir",
  * "stats", "fault-threads", "verbose", "zswap", "zswap-max", "zswap-accept",
- * "zswap-unit", "zswap-threads", "uffd-features-off".  "swap" takes "file"
- * (the default: a swap file in swap-dir) or "none" (USWAP_OPT_NO_SWAP_FILE).  Sizes take K, M, G, T
+ * "zswap-unit", "zswap-threads", "swaptab", "swap-node-policy",
+ * "uffd-features-off".  "swap" takes a device SPEC (each call adds one;
+ * several, one per line, from the environment), "file" (the default: one
+ * unnamed swap file in swap-dir; forgets the SPECs given) or "none"
+ * (USWAP_OPT_NO_SWAP_FILE).  Sizes take K, M, G, T
  * suffixes (powers of 1024) or a plain byte count.  On a bad name or value,
  * returns -EINVAL and writes one line naming the option and what was
  * expected into err (errlen bytes, may be 0).
@@ -89,7 +101,8 @@ int uswap_options_set(struct uswap_options *opt, const char *name,
  * Read options from the environment: USWAP_MAX, USWAP_HIGH, USWAP_FOLIO,
  * USWAP_MIN_REGION, USWAP_SWAP, USWAP_SWAP_SIZE, USWAP_SWAP_DIR, USWAP_STATS,
  * USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_ZSWAP, USWAP_ZSWAP_MAX,
- * USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT, USWAP_ZSWAP_THREADS,
+ * USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT, USWAP_ZSWAP_THREADS, USWAP_SWAPTAB,
+ * USWAP_SWAP_NODE_POLICY,
  * USWAP_UFFD_FEATURES_OFF (each the
  * option of the same name, upper case, '-' as '_').  Errors as
  * uswap_options_set(), naming the variable.
@@ -194,6 +207,12 @@ enum uswap_counter {
 	USWAP_MTHP_16KB_ZSWPOUT,	/* 16 KiB folios stored whole in the pool */
 	USWAP_MTHP_64KB_ZSWPOUT,	/* 64 KiB folios ... */
 	USWAP_MTHP_2048KB_ZSWPOUT,	/* 2 MiB folios ... */
+	USWAP_THP_SWPOUT,		/* 2 MiB folios given contiguous slots */
+	USWAP_THP_SWPOUT_FALLBACK,	/* 2 MiB folios split: no contiguous run */
+	USWAP_MTHP_16KB_SWPOUT,		/* 16 KiB folios given contiguous slots */
+	USWAP_MTHP_16KB_SWPOUT_FALLBACK, /* ... split */
+	USWAP_MTHP_64KB_SWPOUT,		/* 64 KiB folios given contiguous slots */
+	USWAP_MTHP_64KB_SWPOUT_FALLBACK, /* ... split */
 	USWAP_NR_COUNTERS
 };
 

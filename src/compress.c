@@ -293,11 +293,11 @@ static int ctx_init(struct comp_ctx *ctx, char *ws)
 		ctx->zlib.def.zalloc = ctx->zlib.inf.zalloc = zlib_alloc;
 		ctx->zlib.def.zfree = ctx->zlib.inf.zfree = zlib_free;
 		ctx->zlib.def.opaque = ctx->zlib.inf.opaque = ctx;
+		/* On failure there is nothing to end: unmapping frees all. */
 		if (deflateInit2(&ctx->zlib.def, ctx->level, Z_DEFLATED,
 				 -DEFLATE_WBITS, DEFLATE_MEMLEVEL,
-				 Z_DEFAULT_STRATEGY) != Z_OK)
-			return -ENOMEM;
-		if (inflateInit2(&ctx->zlib.inf, -DEFLATE_WBITS) != Z_OK)
+				 Z_DEFAULT_STRATEGY) != Z_OK ||
+		    inflateInit2(&ctx->zlib.inf, -DEFLATE_WBITS) != Z_OK)
 			return -ENOMEM;
 		return 0;
 	}

@@ -139,6 +139,24 @@ struct memcg {
 	_Atomic bool stuck;		/* reclaim can make no room: admit past max */
 };
 
+#define MAX_CPUS	1024u
+
+/* Per swap device counters (the "swaps" rows of the stats). */
+struct swap_dev_stat {
+	_Atomic uint64_t pswpin, pswpout;	/* pages read, written */
+	_Atomic uint64_t peak_slots;		/* most slots in use at once */
+	_Atomic uint64_t rlat[USWAP_LATENCY_BUCKETS], wlat[USWAP_LATENCY_BUCKETS];
+};
+
+/*
+ * A reclaimer's device choice (swapon.c): its allocation context on each
+ * device and the device it is using for a node during one batch.
+ */
+struct swap_pick {
+	struct swap_alloc_ctx ctx[SWAP_MAX_TYPES];
+	int node, dev;
+};
+
 struct vmstat {
 	_Atomic uint64_t ev[USWAP_NR_COUNTERS];
 	_Atomic uint64_t latency[USWAP_LATENCY_BUCKETS];
@@ -167,7 +185,16 @@ struct uswap_runtime {
 	size_t regions_map_len;
 
 	struct memcg memcg;
-	struct swap_info swap;		/* fd < 0 with swap "none" */
+	/* Swap devices by type (swapon.c); fd < 0 with swap "none". */
+	struct swap_info swap[SWAP_MAX_TYPES];
+	unsigned nr_swap;
+	const char *swap_kind[SWAP_MAX_TYPES];	/* "file", "partition", "virtual" */
+	bool swap_unlink[SWAP_MAX_TYPES];	/* created here: removed at the end */
+	_Atomic bool swap_dev_full[SWAP_MAX_TYPES];
+	struct swap_dev_stat swapstat[SWAP_MAX_TYPES];
+	struct swap_avail *avail;		/* per-node device lists */
+	unsigned nr_nodes, nr_cpus;
+	int16_t cpu_node[MAX_CPUS];
 	struct zswap *zswap;		/* compressed pool in front, or NULL */
 	struct zswap_ctx *fork_zctx;	/* for reading the pool at fork */
 	_Atomic uint64_t pool_pages;	/* charged for the pool */
@@ -199,6 +226,7 @@ int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect,
 		 bool wake);
 int prim_uffd_wake(int uffd, uintptr_t start, size_t len);
 int prim_uffd_poison(int uffd, uintptr_t start, size_t len);
+int prim_move_pages(unsigned n, void **pages, int *nodes);
 void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int prim_munmap(void *addr, size_t len);
 void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,
@@ -278,18 +306,28 @@ static inline void folio_range(const struct region *r, uint32_t i,
 /* Folios in the range [start,end) that is inside r: first and last+1. */
 void region_folios_in(const struct region *r, uintptr_t start, uintptr_t end,
 		      uint32_t *first, uint32_t *last);
+/* swapon.c: the swap devices. */
+int swapon_all(struct uswap_runtime *rt);
+void swapoff_all(struct uswap_runtime *rt);
 /*
- * Drop nr slots from offset of the swap device, with their pool copies:
- * every slot a region or the reclaimer lets go goes through here.
+ * Slots for a folio of nr pages whose memory is on node: 2^order
+ * contiguous ones on one device (returns 0), or when no device has such a
+ * run, one per page (returns 1, "split"); -ENOSPC when there is no room.
+ * ents[0..nr) get the entries.
  */
-static inline void swap_free_slots(struct uswap_runtime *rt, uint32_t offset,
-				   uint32_t nr)
-{
-	if (rt->zswap)
-		zswap_slot_free(rt->zswap, offset, nr);
-	else
-		swap_slot_free(&rt->swap, offset, nr);
-}
+int swap_alloc_folio(struct uswap_runtime *rt, struct swap_pick *pick,
+		     int node, uint32_t nr, swp_entry_t *ents);
+void swap_pick_init(struct swap_pick *pick);
+void swap_pick_release(struct uswap_runtime *rt, struct swap_pick *pick);
+/* Drop nr slots from e, with their pool copies: every slot let go goes here. */
+void swap_free_slots(struct uswap_runtime *rt, swp_entry_t e, uint32_t nr);
+/* The same without the pool (its hook to give slots back). */
+void swap_release_slots(void *arg, swp_entry_t e, uint32_t nr);
+/* The node of the calling thread's CPU. */
+int swap_node_now(struct uswap_runtime *rt);
+void swap_count_io(struct uswap_runtime *rt, unsigned dev, bool write,
+		   uint32_t pages, uint64_t us);
+
 /* Free the swap entries of pages [page, page+nr) of r and clear them. */
 void region_free_entries(struct region *r, uint32_t page, uint32_t nr);
 

@@ -67,6 +67,7 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 		swp_entry_t e = entries[i];
 		char *dst = (char *)buf + ((size_t)i << PAGE_SHIFT);
 		unsigned run = 1;
+		uint64_t t0;
 		int n;
 
 		if (!e) {
@@ -78,7 +79,7 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 		while (i + run < nr && entries[i + run] == e + run)
 			run++;
 		if (rt->zswap) {
-			n = zswap_load(rt->zswap, zc, swp_offset(e), run, dst);
+			n = zswap_load(rt->zswap, zc, e, run, dst);
 			if (n < 0)
 				return n;
 			if (n > 0) {
@@ -88,12 +89,15 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 			}
 			/* ... else from the device, up to the next pooled page. */
 			for (n = 1; n < (int)run; n++)
-				if (zswap_present(rt->zswap, swp_offset(e) + n))
+				if (zswap_present(rt->zswap, e + (uint32_t)n))
 					break;
 			run = (unsigned)n;
 		}
-		n = swap_read(&rt->swap, swp_offset(e), dst,
+		t0 = prim_now_us();
+		n = swap_read(&rt->swap[swp_type(e)], swp_offset(e), dst,
 			      (size_t)run << PAGE_SHIFT);
+		swap_count_io(rt, swp_type(e), false, n ? 0 : run,
+			      prim_now_us() - t0);
 		if (n)
 			return n;
 		i += run;

@@ -169,7 +169,12 @@ EXPORT void *uswap_mmap(struct uswap_runtime *rt, void *addr, size_t len,
 	return p;
 }
 
-/* Remove [s, e) from every region overlapping it.  op_lock held (write). */
+/*
+ * Remove [s, e) from every region overlapping it, then (kernel_unmap) from
+ * the address space.  op_lock held (write).  The kernel unmaps only after
+ * every table change: a cut region's new tables are mapped meanwhile, and
+ * must not land in a hole of the range, which would then unmap them.
+ */
 static int unmap_managed_locked(struct uswap_runtime *rt, uintptr_t s,
 				uintptr_t e, bool kernel_unmap)
 {
@@ -185,15 +190,15 @@ static int unmap_managed_locked(struct uswap_runtime *rt, uintptr_t s,
 			continue;
 		}
 		region_drop_range(r, a, b);
-		if (kernel_unmap) {
-			prim_munmap((void *)a, b - a);
-			/* Threads that faulted on it retry and see no mapping. */
-			prim_uffd_wake(rt->uffd, a, b - a);
-		}
 		err = region_cut(rt, r, a, b);
 		if (err)
 			break;
 		i = 0;	/* the table changed: rescan */
+	}
+	if (kernel_unmap) {
+		prim_munmap((void *)s, e - s);
+		/* Threads that faulted on it retry and see no mapping. */
+		prim_uffd_wake(rt->uffd, s, e - s);
 	}
 	return err;
 }

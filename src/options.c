@@ -30,6 +30,7 @@
 
 #include "compress.h"
 #include "internal.h"
+#include "swapdev.h"
 #include "options.h"
 
 #define SZ_4K		(4ull << 10)
@@ -59,6 +60,8 @@ enum option_id {
 	OPT_ZSWAP_ACCEPT,
 	OPT_ZSWAP_UNIT,
 	OPT_ZSWAP_THREADS,
+	OPT_SWAPTAB,
+	OPT_SWAP_NODE_POLICY,
 	NR_OPTIONS
 };
 
@@ -83,6 +86,8 @@ static const struct option_name {
 	[OPT_ZSWAP_ACCEPT]	= { "zswap-accept",	 "USWAP_ZSWAP_ACCEPT" },
 	[OPT_ZSWAP_UNIT]	= { "zswap-unit",	 "USWAP_ZSWAP_UNIT" },
 	[OPT_ZSWAP_THREADS]	= { "zswap-threads",	 "USWAP_ZSWAP_THREADS" },
+	[OPT_SWAPTAB]		= { "swaptab",		 "USWAP_SWAPTAB" },
+	[OPT_SWAP_NODE_POLICY]	= { "swap-node-policy",	 "USWAP_SWAP_NODE_POLICY" },
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -330,6 +335,56 @@ static int set_pct(unsigned *field, const char *label, const char *value,
 	return 0;
 }
 
+/*
+ * "none", "file", or device SPECs (one per line from the environment),
+ * each checked here and appended to opt->swap.
+ */
+static int set_swap(struct uswap_options *opt, const char *label,
+		    const char *value, char *err, size_t errlen)
+{
+	struct swap_spec spec;
+	char why[320], line[512];
+	const char *p = value;
+
+	if (!strcmp(value, "none")) {
+		opt->flags |= USWAP_OPT_NO_SWAP_FILE;
+		opt->swap[0] = 0;
+		return 0;
+	}
+	if (!strcmp(value, "file")) {
+		opt->flags &= ~USWAP_OPT_NO_SWAP_FILE;
+		opt->swap[0] = 0;
+		return 0;
+	}
+	while (*p) {
+		size_t n = strcspn(p, "\n"), used = strlen(opt->swap);
+
+		if (n >= sizeof(line)) {
+			opt_err(err, errlen, "%s: a device spec is too long (at most %zu bytes)",
+				label, sizeof(line) - 1);
+			return -EINVAL;
+		}
+		memcpy(line, p, n);
+		line[n] = 0;
+		p += n + (p[n] == '\n');
+		if (!n)
+			continue;
+		if (swap_spec_parse(line, &spec, why, sizeof(why))) {
+			opt_err(err, errlen, "%s", why);
+			return -EINVAL;
+		}
+		if (used + n + 2 > sizeof(opt->swap)) {
+			opt_err(err, errlen, "%s: too many device specs (at most %zu bytes in all)",
+				label, sizeof(opt->swap) - 1);
+			return -EINVAL;
+		}
+		snprintf(opt->swap + used, sizeof(opt->swap) - used, "%s%s",
+			 used ? "\n" : "", line);
+		opt->flags &= ~USWAP_OPT_NO_SWAP_FILE;
+	}
+	return 0;
+}
+
 static int set_zswap(struct uswap_options *opt, const char *label,
 		     const char *value, char *err, size_t errlen)
 {
@@ -419,17 +474,21 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		opt->uffd_features_off = v;
 		return 0;
 	case OPT_SWAP:
-		if (!strcmp(value, "none")) {
-			opt->flags |= USWAP_OPT_NO_SWAP_FILE;
-			return 0;
+		return set_swap(opt, label, value, err, errlen);
+	case OPT_SWAPTAB:
+		return set_path(opt->swaptab, sizeof(opt->swaptab), "a file",
+				label, value, err, errlen);
+	case OPT_SWAP_NODE_POLICY:
+		if (!strcmp(value, "page"))
+			opt->swap_node_policy = USWAP_SWAP_NODE_PAGE;
+		else if (!strcmp(value, "cpu"))
+			opt->swap_node_policy = USWAP_SWAP_NODE_CPU;
+		else {
+			opt_err(err, errlen, "%s: \"%s\" is not a node policy (expected page or cpu)",
+				label, value);
+			return -EINVAL;
 		}
-		if (!strcmp(value, "file")) {
-			opt->flags &= ~USWAP_OPT_NO_SWAP_FILE;
-			return 0;
-		}
-		opt_err(err, errlen, "%s: \"%s\" is not a swap tier (expected file or none)",
-			label, value);
-		return -EINVAL;
+		return 0;
 	case OPT_ZSWAP:
 		return set_zswap(opt, label, value, err, errlen);
 	case OPT_ZSWAP_MAX:
@@ -490,7 +549,7 @@ EXPORT int uswap_options_set(struct uswap_options *opt, const char *name,
 			break;
 	}
 	if (id == NR_OPTIONS) {
-		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads or uffd-features-off)",
+		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads or uffd-features-off)",
 			name);
 		return -EINVAL;
 	}
@@ -636,6 +695,21 @@ EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
 		return -ENAMETOOLONG;
 	}
 	if ((opt->flags & USWAP_OPT_NO_SWAP_FILE) &&
+	    (opt->swap[0] || opt->swaptab[0])) {
+		opt_err(err, errlen, "swap none and swap devices contradict each other (expected one or the other)");
+		return -EINVAL;
+	}
+	if (!memchr(opt->swap, 0, sizeof(opt->swap)) ||
+	    !memchr(opt->swaptab, 0, sizeof(opt->swaptab))) {
+		opt_err(err, errlen, "swap or swaptab is not terminated");
+		return -EINVAL;
+	}
+	if (opt->swap_node_policy > USWAP_SWAP_NODE_CPU) {
+		opt_err(err, errlen, "swap-node-policy %u is out of range",
+			opt->swap_node_policy);
+		return -EINVAL;
+	}
+	if ((opt->flags & USWAP_OPT_NO_SWAP_FILE) &&
 	    (!opt->zswap[0] || !strcmp(opt->zswap, "off"))) {
 		opt_err(err, errlen, "swap none needs zswap (expected --zswap lz4, zstd or deflate: with no swap file the compressed pool is the only tier)");
 		return -EINVAL;
@@ -731,6 +805,8 @@ int options_apply_defaults(struct uswap_options *opt, char *err,
 		o.zswap_accept_pct = OPTIONS_ZSWAP_ACCEPT_PCT_DEFAULT;
 	if (!o.zswap_unit)
 		o.zswap_unit = USWAP_ZSWAP_UNIT_FOLIO;
+	if (!o.swap_node_policy)
+		o.swap_node_policy = USWAP_SWAP_NODE_PAGE;
 	if (!o.zswap_threads) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * page_io.c - swap file creation and I/O (the kernel's page_io.c and the
- * file side of swapon).
+ * file side of swapon), and the system calls of discard.
  *
  * The swap file is created in the swap directory with O_TMPFILE, so that
  * it never has a name (nothing is left behind, whatever happens to the
@@ -11,22 +11,114 @@
  * that a full disk shows up as "no room" at allocation time, never as a
  * failed write of data that must not be lost.  I/O is O_DIRECT where the
  * file system allows it (the page cache would only hold a second copy of
- * what was just evicted); pread/pwrite for now, io_uring comes with the
- * device layer.
+ * what was just evicted); its buffers are always page-aligned (the
+ * program's own pages, or prim_alloc'd buffers).
+ *
+ * I/O contexts.  Every thread that does swap I/O owns a struct swap_io:
+ * an io_uring instance, or nothing when io_uring cannot be used (kernel
+ * older than 5.6 for the opcodes, io_uring_disabled, a seccomp filter, a
+ * memlock limit) or when USWAP_NO_IO_URING=1 asks for pread/pwrite.  The
+ * two modes give the same results; a NULL context is plain pread/pwrite
+ * (swap_write() and swap_read(), and a child after fork, which must not
+ * touch its parent's rings).  io_uring_queue_init does not allocate: it
+ * mmaps the rings (raw system calls in liburing 2.3), and everything else
+ * here comes from prim_alloc, so a context is safe on the fault path.
+ *
+ * Writes go in batches: the reclaimer evicts a cluster's worth of folios
+ * at once, as a few runs of contiguous slots; all of them are queued and
+ * submitted with one io_uring_enter, and the thread then reaps every
+ * completion before returning (the caller's pages must stay put until
+ * their copy is safe).  A batch longer than the ring's depth is fed into
+ * it as earlier writes complete.
+ *
+ * Reads before writes.  A fault thread reads with its own context, never
+ * with the reclaimer's: a read is never queued in a ring behind a batch of
+ * writes, and waits only for itself (the device may still be busy with the
+ * writes, which no queue in user space can change).
+ *
+ * Short transfers.  Each request in flight has an op: where its next
+ * transfer starts (iovec element and bytes into it).  A transfer that
+ * comes back short is followed by one for the rest, from that point; it
+ * goes as a writev of the remaining elements when it starts on an element
+ * boundary, and as one element (a copy of the iovec, adjusted, kept in the
+ * op) when it starts inside one.  A transfer that moves nothing is -EIO:
+ * for a read, the end of the file.  The same code serves both modes, and
+ * a test cap on the transfer size (swap_io_set_max_bytes) runs every
+ * request through it.
+ *
+ * Discard.  swapfile.c parks a cluster whose last slot was freed and calls
+ * discard_punch() for it without its lock (the race with allocation is
+ * explained there): a hole punched in a file (FALLOC_FL_PUNCH_HOLE, which
+ * keeps the size), BLKDISCARD on a block device.  A file system or device
+ * that cannot do it gets one log line and no more discards.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <liburing.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "swap_io.h"
 
 #ifndef O_TMPFILE
 #define O_TMPFILE (020000000 | O_DIRECTORY)
 #endif
+#ifndef BLKDISCARD
+#define BLKDISCARD	_IO(0x12, 119)
+#endif
+#ifndef FALLOC_FL_KEEP_SIZE
+#define FALLOC_FL_KEEP_SIZE	0x01
+#endif
+#ifndef FALLOC_FL_PUNCH_HOLE
+#define FALLOC_FL_PUNCH_HOLE	0x02
+#endif
+#ifndef IORING_SETUP_SUBMIT_ALL
+#define IORING_SETUP_SUBMIT_ALL		(1U << 7)
+#endif
+#ifndef IORING_SETUP_COOP_TASKRUN
+#define IORING_SETUP_COOP_TASKRUN	(1U << 8)
+#endif
+
+#define OP_NONE		UINT32_MAX
+#define IO_RETRIES	16	/* -EAGAIN / -EINTR of one transfer in a row */
+
+/*
+ * One request in flight: where its next transfer starts.  part holds the
+ * first element of a transfer that starts inside one (or is capped).
+ */
+struct io_op {
+	struct swap_io_req *req;
+	int idx;			/* iov element the next transfer starts in */
+	size_t skip;			/* bytes of that element done */
+	size_t done;			/* bytes of the request done */
+	unsigned retries;
+	uint32_t next_free;
+	struct iovec part;
+};
+
+struct swap_io {
+	bool uring;			/* I/O goes through the ring */
+	bool have_ring;			/* ring set up (to tear down) */
+	bool write;			/* direction of the batch being run */
+	unsigned depth;			/* ops[] entries (the SQ ring size) */
+	size_t max_bytes;		/* transfer cap; SIZE_MAX for none */
+	size_t alloc_len;
+	uint32_t free_op;		/* head of the free ops, or OP_NONE */
+	struct io_uring ring;
+	struct io_op ops[];
+};
+
+static bool logged_fallback, logged_ring;
+
+/* --- the swap file --- */
 
 static int open_tmpfile(const char *dir, int extra)
 {
@@ -86,8 +178,10 @@ int swap_file_create(struct swap_info *si, const char *dir, uint64_t size)
 	return 0;
 }
 
+/* Close the device's file and drop its discard state (no other users). */
 void swap_file_close(struct swap_info *si)
 {
+	swap_discard_disable(si);
 	if (si->fd >= 0)
 		close(si->fd);
 	si->fd = -1;
@@ -109,30 +203,483 @@ int swap_cluster_provision(struct swap_info *si, uint32_t cluster)
 	return -errno;
 }
 
+/* --- requests and transfers, common to both modes --- */
+
+static off_t req_pos(const struct swap_io_req *req)
+{
+	return ((off_t)req->offset << SWAP_SLOT_SHIFT);
+}
+
+/*
+ * Check a request and set its result for one that needs no I/O.  Returns
+ * true when it needs I/O.
+ */
+static bool req_begin(struct swap_io_req *req)
+{
+	const struct swap_info *si = req->si;
+	uint64_t end;
+	size_t sum = 0;
+	int i;
+
+	req->result = -EINVAL;
+	if (!si || req->iovcnt < 0 || (req->iovcnt && !req->iov))
+		return false;
+	for (i = 0; i < req->iovcnt; i++)
+		sum += req->iov[i].iov_len;
+	end = ((uint64_t)req->offset << SWAP_SLOT_SHIFT) + req->len;
+	if (sum != req->len || req->offset > si->nr_slots ||
+	    end > ((uint64_t)si->nr_slots << SWAP_SLOT_SHIFT))
+		return false;
+	req->result = 0;
+	return req->len != 0;
+}
+
+/* n more bytes of op's request are done: move its position. */
+static void op_advance(struct io_op *op, size_t n)
+{
+	const struct swap_io_req *req = op->req;
+
+	op->done += n;
+	n += op->skip;
+	while (op->idx < req->iovcnt && n >= req->iov[op->idx].iov_len) {
+		n -= req->iov[op->idx].iov_len;
+		op->idx++;
+	}
+	assert(n == 0 || op->idx < req->iovcnt);
+	op->skip = n;
+}
+
+static void op_start(struct io_op *op, struct swap_io_req *req)
+{
+	op->req = req;
+	op->idx = 0;
+	op->skip = 0;
+	op->done = 0;
+	op->retries = 0;
+	op_advance(op, 0);	/* past empty leading elements */
+}
+
+/*
+ * The next transfer of op: *cnt elements from the returned array, at most
+ * max bytes and IOV_MAX elements (at most one element when single).
+ */
+static const struct iovec *op_next(struct io_op *op, size_t max, bool single,
+				   int *cnt)
+{
+	const struct swap_io_req *req = op->req;
+	const struct iovec *v = &req->iov[op->idx];
+	size_t bytes = v->iov_len;
+	int n;
+
+	if (op->skip || bytes > max) {
+		op->part.iov_base = (char *)v->iov_base + op->skip;
+		op->part.iov_len = MIN(v->iov_len - op->skip, max);
+		*cnt = 1;
+		return &op->part;
+	}
+	for (n = 1; !single && op->idx + n < req->iovcnt && n < IOV_MAX; n++) {
+		if (v[n].iov_len > max - bytes)
+			break;
+		bytes += v[n].iov_len;
+	}
+	*cnt = n;
+	return v;
+}
+
+/*
+ * A transfer of op ended with res (bytes or -errno).  Returns true when
+ * the request is finished (its result set), false when it needs another
+ * transfer.
+ */
+static bool op_complete(struct io_op *op, ssize_t res)
+{
+	struct swap_io_req *req = op->req;
+
+	if ((res == -EAGAIN || res == -EINTR) && ++op->retries <= IO_RETRIES)
+		return false;
+	if (res <= 0) {
+		req->result = res < 0 ? (int)res : -EIO;
+		return true;
+	}
+	op->retries = 0;
+	op_advance(op, (size_t)res);
+	if (op->done < req->len)
+		return false;
+	req->result = 0;
+	return true;
+}
+
+static int first_error(const struct swap_io_req *reqs, unsigned n)
+{
+	unsigned k;
+
+	for (k = 0; k < n; k++)
+		if (reqs[k].result)
+			return reqs[k].result;
+	return 0;
+}
+
+/* --- fallback: one system call after another --- */
+
+static void run_sync_one(struct swap_io_req *req, size_t max, bool write)
+{
+	struct io_op op;
+	ssize_t res;
+
+	if (!req_begin(req))
+		return;
+	op_start(&op, req);
+	do {
+		const int fd = req->si->fd;
+		const off_t pos = req_pos(req) + (off_t)op.done;
+		const struct iovec *v;
+		int cnt;
+
+		/* No preadv in prim.c: reads go one element at a time. */
+		v = op_next(&op, max, !write, &cnt);
+		if (write)
+			res = prim_pwritev(fd, v, cnt, pos);
+		else
+			res = prim_pread(fd, v->iov_base, v->iov_len, pos);
+	} while (!op_complete(&op, res));
+}
+
+static int run_sync(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
+		    bool write)
+{
+	const size_t max = io ? io->max_bytes : SIZE_MAX;
+	unsigned k;
+
+	for (k = 0; k < n; k++)
+		run_sync_one(&reqs[k], max, write);
+	return first_error(reqs, n);
+}
+
+/* --- io_uring --- */
+
+static struct io_op *op_get(struct swap_io *io)
+{
+	struct io_op *op;
+
+	if (io->free_op == OP_NONE)
+		return NULL;
+	op = &io->ops[io->free_op];
+	io->free_op = op->next_free;
+	return op;
+}
+
+static void op_put(struct swap_io *io, struct io_op *op)
+{
+	op->req = NULL;
+	op->next_free = io->free_op;
+	io->free_op = (uint32_t)(op - io->ops);
+}
+
+/*
+ * Queue op's next transfer.  Never runs out of SQEs: at most depth ops are
+ * in flight, each with at most one SQE, and an op is requeued only after
+ * its previous SQE was consumed.
+ */
+static void op_queue(struct swap_io *io, struct io_op *op)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&io->ring);
+	const struct swap_io_req *req = op->req;
+	const off_t pos = req_pos(req) + (off_t)op->done;
+	const struct iovec *v;
+	int cnt;
+
+	assert(sqe);
+	v = op_next(op, io->max_bytes, false, &cnt);
+	if (io->write)
+		io_uring_prep_writev(sqe, req->si->fd, v, (unsigned)cnt,
+				     (uint64_t)pos);
+	else
+		io_uring_prep_readv(sqe, req->si->fd, v, (unsigned)cnt,
+				    (uint64_t)pos);
+	io_uring_sqe_set_data64(sqe, (uint64_t)(op - io->ops));
+}
+
+/* Errors of io_uring_enter that go away by trying again. */
+static bool enter_transient(int err)
+{
+	return err == -EINTR || err == -EAGAIN || err == -EBUSY ||
+	       err == -ENOMEM;
+}
+
+static void pause_briefly(void)
+{
+	const struct timespec ts = { .tv_nsec = 100000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * The ring failed in a way that trying again will not fix (its file
+ * descriptor closed under us, or a kernel bug): fail what is left of the
+ * batch and use plain I/O from now on.
+ */
+static void ring_failed(struct swap_io *io, int err, struct swap_io_req *reqs,
+			unsigned next, unsigned n)
+{
+	unsigned k;
+
+	uswap_log_once(&logged_ring, "io_uring_enter failed: %s; swap I/O "
+		       "falls back to pread/pwrite", strerror(-err));
+	io->uring = false;
+	for (k = 0; k < io->depth; k++)
+		if (io->ops[k].req)
+			io->ops[k].req->result = err;
+	for (k = next; k < n; k++)
+		reqs[k].result = err;
+}
+
+/* Reap every completion there is; returns how many requests finished. */
+static unsigned reap(struct swap_io *io)
+{
+	struct io_uring_cqe *cqe;
+	unsigned finished = 0;
+
+	while (io_uring_peek_cqe(&io->ring, &cqe) == 0) {
+		struct io_op *op = &io->ops[io_uring_cqe_get_data64(cqe)];
+		const int res = cqe->res;
+
+		io_uring_cqe_seen(&io->ring, cqe);
+		if (op_complete(op, res)) {
+			op_put(io, op);
+			finished++;
+		} else {
+			op_queue(io, op);
+		}
+	}
+	return finished;
+}
+
+static int run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
+		     bool write)
+{
+	unsigned next = 0, inflight = 0;
+	struct io_op *op;
+	int ret;
+
+	io->write = write;
+	while (next < n || inflight) {
+		while (next < n && (op = op_get(io))) {
+			struct swap_io_req *req = &reqs[next++];
+
+			if (!req_begin(req)) {
+				op_put(io, op);
+				continue;
+			}
+			op_start(op, req);
+			op_queue(io, op);
+			inflight++;
+		}
+		if (!inflight)
+			break;
+		ret = io_uring_submit_and_wait(&io->ring, 1);
+		if (ret < 0 && !enter_transient(ret)) {
+			ring_failed(io, ret, reqs, next, n);
+			break;
+		}
+		if (ret < 0 && ret != -EINTR)
+			pause_briefly();
+		inflight -= reap(io);
+	}
+	return first_error(reqs, n);
+}
+
+/* --- the interface --- */
+
+static bool uring_forbidden(void)
+{
+	const char *s = getenv("USWAP_NO_IO_URING");
+
+	return s && *s && strcmp(s, "0") != 0;
+}
+
+static int ring_init(struct swap_io *io, unsigned entries)
+{
+	struct io_uring_params p;
+	int err;
+
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN;
+	err = io_uring_queue_init_params(entries, &io->ring, &p);
+	if (err == -EINVAL) {		/* before 5.19: no such flags */
+		memset(&p, 0, sizeof(p));
+		err = io_uring_queue_init_params(entries, &io->ring, &p);
+	}
+	return err;
+}
+
+struct swap_io *swap_io_create(unsigned depth)
+{
+	unsigned entries = 1, k;
+	struct swap_io *io;
+	size_t len;
+	int err;
+
+	if (depth == 0)
+		depth = SWAP_IO_DEPTH_DEFAULT;
+	depth = MIN(depth, SWAP_IO_DEPTH_MAX);
+	while (entries < depth)
+		entries <<= 1;
+	len = sizeof(*io) + (size_t)entries * sizeof(io->ops[0]);
+	io = prim_alloc(len);
+	if (!io)
+		return NULL;
+	io->alloc_len = len;
+	io->max_bytes = SIZE_MAX;
+	io->depth = entries;
+	if (uring_forbidden())
+		return io;
+	err = ring_init(io, entries);
+	if (err) {
+		uswap_log_once(&logged_fallback, "io_uring unavailable (%s): "
+			       "swap I/O uses pread/pwrite", strerror(-err));
+		return io;
+	}
+	io->uring = true;
+	io->have_ring = true;
+	io->depth = MIN(entries, io->ring.sq.ring_entries);
+	io->free_op = OP_NONE;
+	for (k = io->depth; k-- > 0;) {
+		io->ops[k].next_free = io->free_op;
+		io->free_op = k;
+	}
+	return io;
+}
+
+void swap_io_destroy(struct swap_io *io)
+{
+	if (!io)
+		return;
+	if (io->have_ring)
+		io_uring_queue_exit(&io->ring);
+	prim_free(io, io->alloc_len);
+}
+
+bool swap_io_uring(const struct swap_io *io)
+{
+	return io && io->uring;
+}
+
+void swap_io_set_max_bytes(struct swap_io *io, size_t max_bytes)
+{
+	assert(io);
+	io->max_bytes = max_bytes ? max_bytes : SIZE_MAX;
+}
+
+int swap_io_write_batch(struct swap_io *io, struct swap_io_req *reqs,
+			unsigned n)
+{
+	if (io && io->uring)
+		return run_uring(io, reqs, n, true);
+	return run_sync(io, reqs, n, true);
+}
+
+int swap_io_read_batch(struct swap_io *io, struct swap_io_req *reqs,
+		       unsigned n)
+{
+	if (io && io->uring)
+		return run_uring(io, reqs, n, false);
+	return run_sync(io, reqs, n, false);
+}
+
+int swap_io_read(struct swap_io *io, struct swap_info *si, uint32_t offset,
+		 void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = len };
+	struct swap_io_req req = {
+		.si = si, .offset = offset, .iov = &iov, .iovcnt = 1,
+		.len = len,
+	};
+
+	return swap_io_read_batch(io, &req, 1);
+}
+
+/* Write len bytes from iov at slot offset, without a context. */
 int swap_write(struct swap_info *si, uint32_t offset, const struct iovec *iov,
 	       int iovcnt, size_t len)
 {
-	ssize_t n = prim_pwritev(si->fd, iov, iovcnt,
-				 (off_t)offset << SWAP_SLOT_SHIFT);
+	struct swap_io_req req = {
+		.si = si, .offset = offset, .iov = iov, .iovcnt = iovcnt,
+		.len = len,
+	};
 
-	if (n < 0)
-		return (int)n;
-	return (size_t)n == len ? 0 : -EIO;
+	return swap_io_write_batch(NULL, &req, 1);
 }
 
 int swap_read(struct swap_info *si, uint32_t offset, void *buf, size_t len)
 {
-	size_t done = 0;
+	return swap_io_read(NULL, si, offset, buf, len);
+}
 
-	while (done < len) {
-		ssize_t n = prim_pread(si->fd, (char *)buf + done, len - done,
-				       ((off_t)offset << SWAP_SLOT_SHIFT) +
-				       (off_t)done);
-		if (n < 0)
-			return (int)n;
-		if (n == 0)
-			return -EIO;
-		done += (size_t)n;
+/* --- discard --- */
+
+/* Give cluster's space back to the file system or the device. */
+static int discard_punch(struct swap_info *si, uint32_t cluster)
+{
+	struct swap_discard *d = si->discard;
+	const uint64_t pos = (uint64_t)cluster * SWAP_CLUSTER_BYTES;
+	int r;
+
+	if (d->blkdev) {
+		uint64_t range[2] = { pos, SWAP_CLUSTER_BYTES };
+
+		r = ioctl(si->fd, BLKDISCARD, range);
+	} else {
+		r = fallocate(si->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			      (off_t)pos, SWAP_CLUSTER_BYTES);
 	}
+	if (r == 0)
+		return 0;
+	r = -errno;
+	uswap_log_once(&d->logged, "discard on %s failed: %s", si->path,
+		       strerror(-r));
+	return r;
+}
+
+int swap_discard_enable(struct swap_info *si)
+{
+	struct swap_discard *d;
+	struct stat st;
+	size_t len;
+
+	if (si->discard)
+		return 0;
+	if (si->fd < 0)
+		return -EBADF;
+	if (fstat(si->fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return -EOPNOTSUPP;
+	len = sizeof(*d) + (size_t)si->nr_clusters * sizeof(d->queue[0]);
+	d = prim_alloc(len);
+	if (!d)
+		return -ENOMEM;
+	d->queue = (uint32_t *)(d + 1);
+	d->punch = discard_punch;
+	d->blkdev = S_ISBLK(st.st_mode);
+	d->alloc_len = len;
+	pthread_mutex_lock(&si->lock);
+	si->discard = d;
+	pthread_mutex_unlock(&si->lock);
 	return 0;
+}
+
+void swap_discard_disable(struct swap_info *si)
+{
+	struct swap_discard *d = si->discard;
+
+	if (!d)
+		return;
+	si->discard = NULL;
+	prim_free(d, d->alloc_len);
+}
+
+uint64_t swap_discard_count(const struct swap_info *si)
+{
+	return si->discard ? atomic_load_explicit(&si->discard->discards,
+						  memory_order_relaxed) : 0;
 }

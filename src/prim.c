@@ -177,6 +177,18 @@ int prim_uffd_poison(int uffd, uintptr_t start, size_t len)
 	return ioctl(uffd, UFFDIO_POISON, &p) < 0 ? -errno : 0;
 }
 
+/*
+ * The NUMA node of each of n pages (move_pages with no target: a query),
+ * nodes[k] < 0 for a page that is not resident.  0 or -errno.
+ */
+int prim_move_pages(unsigned n, void **pages, int *nodes)
+{
+	long r = syscall(SYS_move_pages, 0, (unsigned long)n, pages, NULL,
+			 nodes, 0);
+
+	return r < 0 ? -errno : 0;
+}
+
 int prim_uffd_wake(int uffd, uintptr_t start, size_t len)
 {
 	struct uffdio_range range = { .start = start, .len = len };

@@ -236,7 +236,7 @@ void region_free_entries(struct region *r, uint32_t page, uint32_t nr)
 		/* Free contiguous runs in one call. */
 		while (i + run < nr && r->swp[page + i + run] == e + run)
 			run++;
-		swap_free_slots(r->rt, swp_offset(e), run);
+		swap_free_slots(r->rt, e, run);
 		memset(&r->swp[page + i], 0, run * sizeof(*r->swp));
 		i += run;
 	}

@@ -118,7 +118,7 @@ static uint64_t materialize(struct uswap_runtime *rt)
 static void fork_child(void)
 {
 	pthread_rwlockattr_t attr;
-	unsigned i;
+	unsigned i, k;
 
 	for (i = 0; i < MAX_RUNTIMES; i++) {
 		struct uswap_runtime *rt = runtimes[i];
@@ -135,7 +135,10 @@ static void fork_child(void)
 		close(rt->uffd);
 		close(rt->wake_pipe[0]);
 		close(rt->wake_pipe[1]);
-		swap_file_close(&rt->swap);
+		for (k = 0; k < rt->nr_swap; k++) {
+			swap_file_close(&rt->swap[k]);
+			rt->swap_unlink[k] = false;	/* the parent's */
+		}
 		/* The forking thread's locks are not ours to unlock here. */
 		pthread_rwlockattr_init(&attr);
 		pthread_rwlock_init(&rt->op_lock, &attr);
@@ -232,37 +235,6 @@ static unsigned ilog2(uint64_t v)
 	return s;
 }
 
-/*
- * The swap device: a file in swap_dir, or with swap "none" only slot
- * space for the pool to key its entries by (no I/O ever reaches it).
- */
-static int swap_create(struct uswap_runtime *rt)
-{
-	uint64_t size = rt->opt.swap_size;
-	int err;
-
-	if (rt->opt.flags & USWAP_OPT_NO_SWAP_FILE) {
-		/* Room to name 64 budgets' worth of pages: slots cost 1 byte. */
-		size = MAX(rt->opt.max * 64, 1ull << 30);
-		size = MIN(size, (uint64_t)SWP_MAX_SLOTS << SWAP_SLOT_SHIFT);
-		size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
-		err = swap_info_init(&rt->swap, 0, size);
-		if (!err)
-			snprintf(rt->swap.path, sizeof(rt->swap.path), "(none)");
-		return err;
-	}
-	err = swap_info_init(&rt->swap, 0, size);
-	if (err)
-		return err;
-	err = swap_file_create(&rt->swap, rt->opt.swap_dir, size);
-	if (err) {
-		uswap_log("cannot create a swap file in %s: %s",
-			  rt->opt.swap_dir, strerror(-err));
-		swap_info_destroy(&rt->swap);
-	}
-	return err;
-}
-
 /* The compressed pool, when the options ask for one. */
 static int zswap_start(struct uswap_runtime *rt)
 {
@@ -275,7 +247,9 @@ static int zswap_start(struct uswap_runtime *rt)
 		.account = memcg_account_pool,
 		.account_arg = rt,
 	};
+	struct swap_info *devs[SWAP_MAX_TYPES];
 	char why[160];
+	unsigned k;
 	int err;
 
 	if (!rt->opt.zswap[0] || !strcmp(rt->opt.zswap, "off"))
@@ -284,7 +258,11 @@ static int zswap_start(struct uswap_runtime *rt)
 		uswap_log("zswap: %s", why);
 		return -EINVAL;
 	}
-	err = zswap_create(&rt->zswap, &p, &rt->swap);
+	for (k = 0; k < rt->nr_swap; k++)
+		devs[k] = &rt->swap[k];
+	p.free_slots = swap_release_slots;
+	p.free_arg = rt;
+	err = zswap_create(&rt->zswap, &p, devs, rt->nr_swap);
 	if (err) {
 		uswap_log("cannot create the compressed pool: %s", strerror(-err));
 		return err;
@@ -353,7 +331,7 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	memcg_init(&rt->memcg, rt->opt.max, rt->opt.high,
 		   (unsigned)(fsize >> PAGE_SHIFT));
 
-	err = swap_create(rt);
+	err = swapon_all(rt);
 	if (err)
 		goto err_memcg;
 	err = zswap_start(rt);
@@ -410,8 +388,7 @@ err_bufs:
 	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
 	zswap_stop(rt);
 err_swap_file:
-	swap_file_close(&rt->swap);
-	swap_info_destroy(&rt->swap);
+	swapoff_all(rt);
 err_memcg:
 	memcg_destroy(&rt->memcg);
 	region_table_destroy(rt);
@@ -449,8 +426,7 @@ EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
 	prim_munmap(rt->zero_buf, (size_t)1 << MAX_FOLIO_SHIFT);
 	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
 	zswap_stop(rt);
-	swap_file_close(&rt->swap);
-	swap_info_destroy(&rt->swap);
+	swapoff_all(rt);
 	memcg_destroy(&rt->memcg);
 	region_table_destroy(rt);
 	pthread_rwlock_destroy(&rt->op_lock);

@@ -25,6 +25,7 @@
 #define SWP_OFFSET_BITS		(32 - SWP_TYPE_BITS)
 #define SWP_OFFSET_MASK		((1u << SWP_OFFSET_BITS) - 1)
 #define SWP_MAX_SLOTS		(1u << SWP_OFFSET_BITS)	/* 1 TiB of 4 KiB slots */
+#define SWAP_MAX_TYPES		((1u << SWP_TYPE_BITS) - 1)	/* devices */
 
 #define SWAP_SLOT_SHIFT		12
 #define SWAP_SLOT_SIZE		(1u << SWAP_SLOT_SHIFT)
@@ -106,6 +107,11 @@ struct swap_info {
 	 * and the allocation fails with the error.
 	 */
 	int (*provision)(struct swap_info *si, uint32_t cluster);
+	/*
+	 * Discard of freed clusters (swap_io.h), NULL when off: page_io.c
+	 * sets it up; swapfile.c parks and queues clusters in it under `lock`.
+	 */
+	struct swap_discard *discard;
 	char path[256];			/* for /proc/swaps-like output */
 	int prio;
 	int node;

@@ -81,12 +81,45 @@
  * is reused before the file grows, and when the head of FREE needs
  * provisioning no free cluster has been provisioned.  If provisioning fails
  * the cluster stays at the head of FREE, unprovisioned, and the allocation
- * fails with provision's error unless step d finds room.
+ * fails with provision's error unless step d finds room.  (With discard on,
+ * a cluster comes back to FREE unprovisioned: see below.)
+ *
+ * Discard.  With si->discard set (the device's "discard" option), a
+ * cluster whose last slot is freed gives its space back to the file system
+ * (a hole punched in the file) or the device (BLKDISCARD), and is
+ * provisioned again when next used.  The danger is a write that lands in
+ * the cluster between the free and the discard: the discard would destroy
+ * it.  So the cluster does not go back to FREE at once.  cluster_settle()
+ * parks it: it goes on CURRENT, owned by no context, and its index goes on
+ * the discard queue.  Allocation takes clusters only from FREE and NONFULL
+ * (and a context's own), and a cluster with no slot in use sees no free or
+ * dup, so nothing touches a parked cluster.  swap_discard_run() takes a
+ * cluster off the queue under si->lock, drops the lock for the system
+ * call (which can be slow: a hole punch waits for the file's direct I/O in
+ * flight, a discard for the device), then retakes it to clear provisioned
+ * and push the cluster at the head of FREE.  Every allocation in that
+ * cluster is therefore made after the discard returned, and every write
+ * after that allocation:
+ *
+ *	free last slot -> parked (CURRENT, queued)	 under lock
+ *	queue -> punch in progress (CURRENT)		 under lock
+ *	punch							 no lock
+ *	-> FREE, unprovisioned				 under lock
+ *	alloc -> provision (fallocate) -> write		 as any cluster
+ *
+ * Frees only park (they run on the fault path and in the pool, under
+ * other locks, where a system call does not belong); swap_slot_alloc()
+ * runs the queue first, without any lock, and an idle reclaimer may call
+ * swap_discard_run() too.  So -ENOSPC is exact except for a cluster whose
+ * discard another thread has in progress at that moment.  A discard that
+ * fails leaves the cluster provisioned as it was; one that is not
+ * supported (EOPNOTSUPP) turns parking off for the device.
  *
  * Locking.  si->lock (a leaf lock) protects swap_map, the clusters, the
- * lists, inuse_slots and every swap_alloc_ctx of the device.  Every exported
- * function takes it; functions ending in _locked expect it held and assert
- * it.  si->provision is called with it held.
+ * lists, inuse_slots, every swap_alloc_ctx of the device, and the discard
+ * queue.  Every exported function takes it; functions ending in _locked
+ * expect it held and assert it.  si->provision is called with it held;
+ * si->discard->punch without it.
  */
 #include <assert.h>
 #include <errno.h>
@@ -97,6 +130,7 @@
 
 #include "internal.h"
 #include "swap.h"
+#include "swap_io.h"
 
 /* Nonfull clusters probed for a run before a free cluster is taken (b). */
 #define SWAP_NONFULL_PROBE	4
@@ -189,7 +223,17 @@ static void cluster_move(struct swap_info *si, uint32_t idx,
 static void cluster_settle(struct swap_info *si, uint32_t idx)
 {
 	enum swap_cluster_list list = cluster_list_for(&si->clusters[idx]);
+	struct swap_discard *d = si->discard;
 
+	if (list == CLUSTER_FREE && d && !d->off) {
+		/* Park it until discarded (see "Discard" above). */
+		assert(d->nr < si->nr_clusters);
+		d->queue[(d->head + d->nr) % si->nr_clusters] = idx;
+		d->nr++;
+		atomic_store_explicit(&d->pending, d->nr, memory_order_relaxed);
+		cluster_list_add(si, idx, CLUSTER_CURRENT, false);
+		return;
+	}
 	cluster_list_add(si, idx, list, list == CLUSTER_FREE);
 }
 
@@ -423,6 +467,7 @@ int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
 
 	if (order > SWAP_MAX_ORDER)
 		return -EINVAL;
+	swap_discard_run(si);
 	pthread_mutex_lock(&si->lock);
 	err = swap_slot_alloc_locked(si, ctx, order, offset);
 	pthread_mutex_unlock(&si->lock);
@@ -504,6 +549,53 @@ unsigned swap_slot_count(struct swap_info *si, uint32_t offset)
 	count = si->swap_map[offset];
 	pthread_mutex_unlock(&si->lock);
 	return count;
+}
+
+/*
+ * Parked cluster idx was discarded (err 0) or not (-errno): put it at the
+ * head of FREE, unprovisioned if discarded.  Caller holds si->lock.
+ */
+static void cluster_unpark_locked(struct swap_info *si, uint32_t idx, int err)
+{
+	struct swap_discard *d = si->discard;
+	struct swap_cluster *c = &si->clusters[idx];
+
+	swap_assert_locked(si);
+	assert(c->list == CLUSTER_CURRENT && c->count == 0);
+	if (!err) {
+		c->provisioned = 0;
+		atomic_fetch_add_explicit(&d->discards, 1, memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&d->failed, 1, memory_order_relaxed);
+		if (err == -EOPNOTSUPP || err == -ENOTTY || err == -ENOSYS)
+			d->off = true;
+	}
+	cluster_list_del(si, idx);
+	cluster_list_add(si, idx, CLUSTER_FREE, true);
+}
+
+void swap_discard_run(struct swap_info *si)
+{
+	struct swap_discard *d = si->discard;
+	uint32_t idx;
+	int err;
+
+	if (!d || !atomic_load_explicit(&d->pending, memory_order_relaxed))
+		return;
+	pthread_mutex_lock(&si->lock);
+	while (d->nr) {
+		idx = d->queue[d->head];
+		d->head = (d->head + 1) % si->nr_clusters;
+		d->nr--;
+		atomic_store_explicit(&d->pending, d->nr, memory_order_relaxed);
+		/* Still on CURRENT: no allocation can reach it meanwhile. */
+		pthread_mutex_unlock(&si->lock);
+		err = d->punch(si, idx);
+		assert(err <= 0);
+		pthread_mutex_lock(&si->lock);
+		cluster_unpark_locked(si, idx, err);
+	}
+	pthread_mutex_unlock(&si->lock);
 }
 
 void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx)
@@ -675,6 +767,16 @@ static int swap_info_validate_locked(struct swap_info *si)
 	/* Each walk only meets its own clusters: all met means each once. */
 	if (seen != si->nr_clusters)
 		return -EUCLEAN;
+	/* Parked clusters: on CURRENT, empty. */
+	for (i = 0; si->discard && i < si->discard->nr; i++) {
+		const struct swap_discard *d = si->discard;
+		uint32_t idx = d->queue[(d->head + i) % si->nr_clusters];
+
+		if (d->nr > si->nr_clusters || idx >= si->nr_clusters ||
+		    si->clusters[idx].list != CLUSTER_CURRENT ||
+		    si->clusters[idx].count)
+			return -EUCLEAN;
+	}
 	return 0;
 }
 

@@ -110,20 +110,27 @@ struct victim {
 	uint32_t nr_pages;
 	uint32_t page;		/* first page index in r */
 	uintptr_t addr;
-	uint32_t slot;		/* first new slot, when written */
+	swp_entry_t *ents;	/* its pages' new slots (in the reclaimer's
+				   ents[]), NULL when it has none */
 	uint32_t pooled;	/* pages the compressed pool took */
 	bool clean;
 	bool written;
 };
 
+/* A batch holds BATCH_PAGES pages, plus the folio that passed it. */
+#define MAX_BATCH_PAGES	(BATCH_PAGES + MAX_FOLIO_PAGES)
+
 struct reclaimer {
 	struct uswap_runtime *rt;
-	struct swap_alloc_ctx ctx;
+	struct swap_pick pick;		/* device choice */
 	unsigned cursor;		/* next region to scan */
 	struct victim victims[MAX_VICTIMS];
-	struct zswap_job jobs[MAX_VICTIMS];
+	struct zswap_job jobs[MAX_BATCH_PAGES];
 	struct zswap_ctx *zc;		/* compression, with a pool */
-	struct iovec iov[MAX_VICTIMS];
+	struct iovec iov[MAX_BATCH_PAGES];
+	swp_entry_t ents[MAX_BATCH_PAGES];	/* the victims' new slots */
+	void *pages[MAX_VICTIMS];	/* move_pages: where victims live */
+	int nodes[MAX_VICTIMS];
 	uint32_t arm[MAX_VICTIMS];
 };
 
@@ -278,110 +285,120 @@ static void putback(struct uswap_runtime *rt, struct victim *v)
 	(void)rt;
 }
 
-/* The smallest order whose 2^order slots hold nr pages. */
-static unsigned slots_order(uint32_t nr)
+/*
+ * The node each dirty victim's memory is on (policy "page": one move_pages
+ * call for the batch), or the reclaiming thread's (policy "cpu").
+ */
+static void victim_nodes(struct reclaimer *rc, unsigned nv)
 {
-	unsigned order = 0;
+	struct uswap_runtime *rt = rc->rt;
+	unsigned k;
+	int here = swap_node_now(rt);
 
-	while ((1u << order) < nr)
-		order++;
-	return order;
+	for (k = 0; k < nv; k++) {
+		rc->pages[k] = (void *)rc->victims[k].addr;
+		rc->nodes[k] = here;
+	}
+	if (rt->opt.swap_node_policy != USWAP_SWAP_NODE_PAGE || rt->nr_nodes < 2)
+		return;
+	if (prim_move_pages(nv, rc->pages, rc->nodes))
+		for (k = 0; k < nv; k++)
+			rc->nodes[k] = here;
+	for (k = 0; k < nv; k++)
+		if (rc->nodes[k] < 0)
+			rc->nodes[k] = here;	/* not resident: no node */
 }
 
 /*
- * Give each dirty victim slots: 2^order contiguous ones, the tail freed
- * again when the folio is clipped by its region's ends.  A whole folio goes
- * to contiguous slots or stays resident: splitting it comes with the
- * device layer.  Returns -ENOSPC when some victim found no room.
+ * Give each dirty victim slots: 2^order contiguous ones on one device, or
+ * one per page when no device has such a run (swapon.c).  Returns -ENOSPC
+ * when some victim found no room (it keeps ents NULL and stays resident).
  */
 static int alloc_victim_slots(struct reclaimer *rc, unsigned nv)
 {
-	struct swap_info *si = &rc->rt->swap;
+	unsigned k, used = 0;
 	int nospace = 0;
-	unsigned k;
 
+	victim_nodes(rc, nv);
+	rc->pick.node = -2;	/* a new batch asks the device lists again */
 	for (k = 0; k < nv; k++) {
 		struct victim *v = &rc->victims[k];
-		unsigned order = slots_order(v->nr_pages);
 
 		v->pooled = 0;
+		v->ents = NULL;
 		if (v->clean)
 			continue;
-		if (swap_slot_alloc(si, &rc->ctx, order, &v->slot)) {
-			v->slot = UINT32_MAX;
+		if (swap_alloc_folio(rc->rt, &rc->pick, rc->nodes[k],
+				     v->nr_pages, &rc->ents[used]) < 0) {
 			nospace = -ENOSPC;
 			continue;
 		}
-		if ((1u << order) > v->nr_pages)
-			swap_slot_free(si, v->slot + v->nr_pages,
-				       (1u << order) - v->nr_pages);
+		v->ents = &rc->ents[used];
+		used += v->nr_pages;
 	}
 	return nospace;
 }
 
-/* Offer the dirty victims to the compressed pool, in parallel. */
+/* Are the victim's slots one run on one device? */
+static bool victim_contiguous(const struct victim *v)
+{
+	uint32_t k;
+
+	for (k = 1; k < v->nr_pages; k++)
+		if (v->ents[k] != v->ents[0] + k)
+			return false;
+	return true;
+}
+
+/*
+ * Offer the dirty victims to the compressed pool, in parallel: a victim
+ * whose slots are one run as one job (one unit in "folio" mode), a split
+ * one page by page.
+ */
 static void pool_victims(struct reclaimer *rc, unsigned nv)
 {
-	unsigned k, nj = 0;
+	unsigned k, nj = 0, first[MAX_VICTIMS], p;
 
 	for (k = 0; k < nv; k++) {
 		struct victim *v = &rc->victims[k];
 
-		if (v->clean || v->slot == UINT32_MAX)
+		first[k] = nj;
+		if (v->clean || !v->ents)
 			continue;
-		rc->jobs[nj++] = (struct zswap_job){
-			.src = (const void *)v->addr, .slot = v->slot,
-			.nr = v->nr_pages,
-		};
-	}
-	zswap_store_batch(rc->rt->zswap, rc->zc, rc->jobs, nj);
-	for (k = 0, nj = 0; k < nv; k++) {
-		struct victim *v = &rc->victims[k];
-
-		if (v->clean || v->slot == UINT32_MAX)
-			continue;
-		v->pooled = rc->jobs[nj++].stored;
-		if (v->pooled == v->nr_pages)
-			v->written = true;
-	}
-}
-
-/*
- * A victim part of whose pages are in the pool: write the others, run by
- * run of consecutive pages.
- */
-static int write_victim_rest(struct reclaimer *rc, struct victim *v)
-{
-	struct swap_info *si = &rc->rt->swap;
-	uint32_t p = 0, run;
-	int err = 0;
-
-	while (p < v->nr_pages && !err) {
-		struct iovec iov;
-
-		if (zswap_present(rc->rt->zswap, v->slot + p)) {
-			p++;
+		if (victim_contiguous(v)) {
+			rc->jobs[nj++] = (struct zswap_job){
+				.src = (const void *)v->addr,
+				.slot = v->ents[0], .nr = v->nr_pages,
+			};
 			continue;
 		}
-		run = 1;
-		while (p + run < v->nr_pages &&
-		       !zswap_present(rc->rt->zswap, v->slot + p + run))
-			run++;
-		iov.iov_base = (void *)(v->addr + ((uintptr_t)p << PAGE_SHIFT));
-		iov.iov_len = (size_t)run << PAGE_SHIFT;
-		err = swap_write(si, v->slot + p, &iov, 1, iov.iov_len);
-		p += run;
+		for (p = 0; p < v->nr_pages; p++)
+			rc->jobs[nj++] = (struct zswap_job){
+				.src = (const void *)(v->addr + ((uintptr_t)p << PAGE_SHIFT)),
+				.slot = v->ents[p], .nr = 1,
+			};
 	}
-	return err;
+	zswap_store_batch(rc->rt->zswap, rc->zc, rc->jobs, nj);
+	for (k = 0; k < nv; k++) {
+		struct victim *v = &rc->victims[k];
+		unsigned end = k + 1 < nv ? first[k + 1] : nj;
+
+		for (p = first[k]; p < end; p++)
+			v->pooled += rc->jobs[p].stored;
+		if (v->ents && v->pooled == v->nr_pages)
+			v->written = true;
+	}
 }
 
 static void victim_write_failed(struct reclaimer *rc, struct victim *v,
 				int err)
 {
 	struct uswap_runtime *rt = rc->rt;
+	uint32_t p;
 
-	swap_free_slots(rt, v->slot, v->nr_pages);
-	v->slot = UINT32_MAX;
+	for (p = 0; p < v->nr_pages; p++)
+		swap_free_slots(rt, v->ents[p], 1);
+	v->ents = NULL;
 	v->written = false;
 	if (err == -ENODEV)
 		return;		/* no device: counted as swap_full */
@@ -390,69 +407,118 @@ static void victim_write_failed(struct reclaimer *rc, struct victim *v,
 		       strerror(-err));
 }
 
+/* Does page p of v still need the device (not clean, not in the pool)? */
+static bool page_needs_write(struct reclaimer *rc, const struct victim *v,
+			     uint32_t p)
+{
+	if (v->clean || !v->ents || v->written)
+		return false;
+	return !v->pooled || !zswap_present(rc->rt->zswap, v->ents[p]);
+}
+
+/*
+ * Write one run: pages of victims [k, ...) whose slots follow each other
+ * on one device, from victim k page *p on.  Page addresses that follow
+ * each other share an iovec.  Advances (*k, *p) past the run.
+ */
+static int write_run(struct reclaimer *rc, unsigned nv, unsigned *kp,
+		     uint32_t *pp, unsigned *last)
+{
+	struct uswap_runtime *rt = rc->rt;
+	unsigned k = *kp, niov = 0;
+	uint32_t p = *pp, n = 0;
+	swp_entry_t first = rc->victims[k].ents[p], next = first;
+	uintptr_t addr_next = 0;
+	uint64_t t0;
+	int err;
+
+	while (k < nv && niov < MAX_BATCH_PAGES) {
+		struct victim *v = &rc->victims[k];
+		uintptr_t addr;
+
+		if (p >= v->nr_pages) {
+			k++;
+			p = 0;
+			continue;
+		}
+		if (!page_needs_write(rc, v, p) || v->ents[p] != next)
+			break;
+		addr = v->addr + ((uintptr_t)p << PAGE_SHIFT);
+		if (niov && addr == addr_next) {
+			rc->iov[niov - 1].iov_len += PAGE_SIZE;
+		} else {
+			rc->iov[niov].iov_base = (void *)addr;
+			rc->iov[niov].iov_len = PAGE_SIZE;
+			niov++;
+		}
+		addr_next = addr + PAGE_SIZE;
+		next++;
+		n++;
+		*last = k;
+		p++;
+	}
+	*kp = k;
+	*pp = p;
+	t0 = prim_now_us();
+	err = swap_write(&rt->swap[swp_type(first)], swp_offset(first), rc->iov,
+			 (int)niov, (size_t)n << PAGE_SHIFT);
+	swap_count_io(rt, swp_type(first), true, err ? 0 : n,
+		      prim_now_us() - t0);
+	return err;
+}
+
 /*
  * Store each dirty victim: slots first, then the pool takes what it will,
- * then the rest is written to the device straight from the region; whole
- * victims whose slots follow each other go in one pwritev.  A victim
- * without room or with a failed write gets slot UINT32_MAX.  Returns
- * -ENOSPC when some victim found no room.
+ * then the rest is written to the devices straight from the region, run by
+ * run of consecutive slots (across victims).  A victim without room or
+ * with a failed write loses its slots (ents NULL) and stays resident.
+ * Returns -ENOSPC when some victim found no room.
  */
 static int write_victims(struct reclaimer *rc, unsigned nv)
 {
 	struct uswap_runtime *rt = rc->rt;
-	struct swap_info *si = &rt->swap;
-	bool device = si->fd >= 0;
+	bool device = rt->swap[0].fd >= 0;
+	unsigned k, first, last;
+	uint32_t p;
 	int nospace;
-	unsigned k, j;
 
 	nospace = alloc_victim_slots(rc, nv);
 	if (rt->zswap && rc->zc)
 		pool_victims(rc, nv);
-	for (k = 0; k < nv; k = j) {
+	k = 0;
+	p = 0;
+	while (k < nv) {
 		struct victim *v = &rc->victims[k];
-		uint32_t next;
-		size_t bytes = 0;
-		unsigned niov = 0, m;
 		int err;
 
-		j = k + 1;
-		if (v->clean || v->slot == UINT32_MAX || v->written)
+		if (p >= v->nr_pages || !page_needs_write(rc, v, p)) {
+			if (++p >= v->nr_pages) {
+				k++;
+				p = 0;
+			}
 			continue;
+		}
 		if (!device) {
 			victim_write_failed(rc, v, -ENODEV);
 			nospace = -ENOSPC;
+			k++;
+			p = 0;
 			continue;
 		}
-		if (v->pooled) {
-			err = write_victim_rest(rc, v);
-			if (err)
-				victim_write_failed(rc, v, err);
-			else
-				v->written = true;
-			continue;
-		}
-		next = v->slot;
-		for (j = k; j < nv && niov < MAX_VICTIMS; j++) {
-			struct victim *w = &rc->victims[j];
+		first = k;
+		last = k;
+		err = write_run(rc, nv, &k, &p, &last);
+		for (; first <= last; first++) {
+			struct victim *w = &rc->victims[first];
 
-			if (w->clean || w->slot != next || w->pooled)
-				break;
-			rc->iov[niov].iov_base = (void *)w->addr;
-			rc->iov[niov].iov_len = (size_t)w->nr_pages << PAGE_SHIFT;
-			bytes += rc->iov[niov].iov_len;
-			next += w->nr_pages;
-			niov++;
-		}
-		err = swap_write(si, v->slot, rc->iov, (int)niov, bytes);
-		for (m = k; m < j; m++) {
-			struct victim *w = &rc->victims[m];
-
-			if (!err)
-				w->written = true;
-			else
+			if (err && w->ents)
 				victim_write_failed(rc, w, err);
 		}
 	}
+	/* Every victim with slots left was stored whole. */
+	for (k = 0; k < nv; k++)
+		if (rc->victims[k].ents)
+			rc->victims[k].written = true;
 	return nospace;
 }
 
@@ -466,6 +532,7 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 	struct uswap_runtime *rt = rc->rt;
 	unsigned k, nz = 0;
 	uint64_t freed = 0, out = 0, clean = 0;
+	uint32_t p;
 
 	for (k = 0; k < nv; k++) {
 		struct victim *v = &rc->victims[k];
@@ -481,7 +548,8 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 				(fl & ~FOLIO_STATE_MASK) | FOLIO_ZAPPING)) {
 			/* A write aborted the eviction (memory.c did the rest). */
 			if (!v->clean)
-				swap_free_slots(rt, v->slot, v->nr_pages);
+				for (p = 0; p < v->nr_pages; p++)
+					swap_free_slots(rt, v->ents[p], 1);
 			count_event(rt, USWAP_EVICT_ABORT, 1);
 			v->written = false;
 			v->clean = false;
@@ -498,14 +566,13 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 		struct victim *v = &rc->victims[k];
 		struct region *r = v->r;
 		struct folio *f = &r->folios[v->folio];
-		uint32_t fl, nfl, p;
+		uint32_t fl, nfl;
 
 		if (!v->written)
 			continue;
 		if (!v->clean) {
-			for (p = 0; p < v->nr_pages; p++)
-				r->swp[v->page + p] =
-					swp_entry(rt->swap.type, v->slot + p);
+			memcpy(&r->swp[v->page], v->ents,
+			       v->nr_pages * sizeof(swp_entry_t));
 			out += v->nr_pages - v->pooled;
 		} else {
 			clean += v->nr_pages;
@@ -617,7 +684,7 @@ void *reclaim_thread_main(void *arg)
 		return NULL;
 	}
 	rc->rt = rt;
-	swap_alloc_ctx_init(&rc->ctx);
+	swap_pick_init(&rc->pick);
 	if (rt->zswap) {
 		rc->zc = zswap_ctx_create(rt->zswap);
 		if (!rc->zc)
@@ -648,7 +715,7 @@ void *reclaim_thread_main(void *arg)
 			}
 		}
 	}
-	swap_alloc_ctx_release(&rt->swap, &rc->ctx);
+	swap_pick_release(rt, &rc->pick);
 	if (rc->zc)
 		zswap_ctx_destroy(rt->zswap, rc->zc);
 	prim_free(rc, sizeof(*rc));

@@ -59,6 +59,12 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_MTHP_16KB_ZSWPOUT] = "mthp_16kB_zswpout",
 	[USWAP_MTHP_64KB_ZSWPOUT] = "mthp_64kB_zswpout",
 	[USWAP_MTHP_2048KB_ZSWPOUT] = "mthp_2048kB_zswpout",
+	[USWAP_THP_SWPOUT] = "thp_swpout",
+	[USWAP_THP_SWPOUT_FALLBACK] = "thp_swpout_fallback",
+	[USWAP_MTHP_16KB_SWPOUT] = "mthp_16kB_swpout",
+	[USWAP_MTHP_16KB_SWPOUT_FALLBACK] = "mthp_16kB_swpout_fallback",
+	[USWAP_MTHP_64KB_SWPOUT] = "mthp_64kB_swpout",
+	[USWAP_MTHP_64KB_SWPOUT_FALLBACK] = "mthp_64kB_swpout_fallback",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
@@ -118,10 +124,15 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		values[USWAP_RESIDENT_PEAK] =
 			atomic_load(&rt->memcg.peak) << PAGE_SHIFT;
 	if (n > USWAP_SWAP_USED_BYTES) {
-		pthread_mutex_lock(&rt->swap.lock);
-		values[USWAP_SWAP_USED_BYTES] =
-			(uint64_t)rt->swap.inuse_slots << SWAP_SLOT_SHIFT;
-		pthread_mutex_unlock(&rt->swap.lock);
+		uint64_t used = 0;
+		unsigned k;
+
+		for (k = 0; k < rt->nr_swap; k++) {
+			pthread_mutex_lock(&rt->swap[k].lock);
+			used += (uint64_t)rt->swap[k].inuse_slots << SWAP_SLOT_SHIFT;
+			pthread_mutex_unlock(&rt->swap[k].lock);
+		}
+		values[USWAP_SWAP_USED_BYTES] = used;
 	}
 	if (n > USWAP_MAX_BYTES)
 		values[USWAP_MAX_BYTES] = rt->memcg.max << PAGE_SHIFT;
@@ -212,6 +223,55 @@ static void __attribute__((format(printf, 2, 3))) out_printf(struct out *o,
 		o->len += MIN((size_t)n, sizeof(o->buf) - o->len - 1);
 }
 
+/* The percentile q (0..100) of a log2 latency histogram: a bucket's top. */
+static uint64_t hist_percentile(_Atomic uint64_t *h, unsigned q)
+{
+	uint64_t total = 0, seen = 0;
+	unsigned b;
+
+	for (b = 0; b < USWAP_LATENCY_BUCKETS; b++)
+		total += atomic_load(&h[b]);
+	if (!total)
+		return 0;
+	for (b = 0; b < USWAP_LATENCY_BUCKETS; b++) {
+		seen += atomic_load(&h[b]);
+		if (seen * 100 >= total * q)
+			return 2ull << b;
+	}
+	return 2ull << (USWAP_LATENCY_BUCKETS - 1);
+}
+
+/* One device as a /proc/swaps row, with its traffic and I/O latency. */
+static void write_swap_row(struct out *o, struct uswap_runtime *rt, unsigned k)
+{
+	struct swap_info *si = &rt->swap[k];
+	struct swap_dev_stat *st = &rt->swapstat[k];
+	uint64_t used;
+
+	pthread_mutex_lock(&si->lock);
+	used = (uint64_t)si->inuse_slots * (SWAP_SLOT_SIZE / 1024);
+	pthread_mutex_unlock(&si->lock);
+	out_printf(o, "%s{\"path\": \"%s\", \"type\": \"%s\", "
+		   "\"size_kib\": %llu, \"used_kib\": %llu, "
+		   "\"peak_used_kib\": %llu, \"prio\": %d, \"node\": %d, "
+		   "\"direct_io\": %s, \"pswpout\": %llu, \"pswpin\": %llu, "
+		   "\"write_p50_us\": %llu, \"write_p99_us\": %llu, "
+		   "\"read_p50_us\": %llu, \"read_p99_us\": %llu}",
+		   k ? ", " : "", si->path,
+		   rt->swap_kind[k] ? rt->swap_kind[k] : "file",
+		   (unsigned long long)si->nr_slots * (SWAP_SLOT_SIZE / 1024),
+		   (unsigned long long)used,
+		   (unsigned long long)atomic_load(&st->peak_slots) *
+			(SWAP_SLOT_SIZE / 1024),
+		   si->prio, si->node, si->direct ? "true" : "false",
+		   (unsigned long long)atomic_load(&st->pswpout),
+		   (unsigned long long)atomic_load(&st->pswpin),
+		   (unsigned long long)hist_percentile(st->wlat, 50),
+		   (unsigned long long)hist_percentile(st->wlat, 99),
+		   (unsigned long long)hist_percentile(st->rlat, 50),
+		   (unsigned long long)hist_percentile(st->rlat, 99));
+}
+
 EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 {
 	uint64_t v[USWAP_NR_COUNTERS], hist[USWAP_LATENCY_BUCKETS], hwm, rss;
@@ -231,15 +291,10 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 	for (i = 0; i < USWAP_NR_COUNTERS; i++)
 		out_printf(o, "%s\"%s\": %llu", i ? ", " : "", counter_names[i],
 			   (unsigned long long)v[i]);
-	out_printf(o, "},\n \"swaps\": [{\"path\": \"%s\", \"type\": \"%s\", "
-		   "\"size_kib\": %llu, \"used_kib\": %llu, \"prio\": %d, "
-		   "\"node\": %d, \"direct_io\": %s}],\n",
-		   rt->swap.fd >= 0 ? rt->swap.path : "(none)",
-		   rt->swap.fd >= 0 ? "file" : "virtual",
-		   (unsigned long long)rt->swap.nr_slots * (SWAP_SLOT_SIZE / 1024),
-		   (unsigned long long)(v[USWAP_SWAP_USED_BYTES] >> 10),
-		   rt->swap.prio, rt->swap.node,
-		   rt->swap.direct ? "true" : "false");
+	out_printf(o, "},\n \"swaps\": [");
+	for (i = 0; i < rt->nr_swap; i++)
+		write_swap_row(o, rt, i);
+	out_printf(o, "],\n");
 	out_printf(o, " \"fault_latency_us\": {");
 	for (i = 0; i < USWAP_LATENCY_BUCKETS; i++)
 		out_printf(o, "%s\"%llu\": %llu", i ? ", " : "",

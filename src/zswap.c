@@ -89,13 +89,14 @@ struct zswap_ctx {
 
 struct zswap {
 	struct zswap_params p;
-	struct swap_info *si;
+	struct swap_info *si[SWAP_MAX_TYPES];	/* by swap type */
+	unsigned nr_si;
 	struct zs_pool *pool;
-	bool can_writeback;
+	bool can_writeback;		/* the devices have files */
 
 	pthread_mutex_t lock;
-	uint32_t *slot_ent;		/* per slot: entry index, 0 for none */
-	size_t slot_ent_len;
+	uint32_t *slot_ent[SWAP_MAX_TYPES];	/* per slot: entry index, 0 for none */
+	size_t slot_ent_len[SWAP_MAX_TYPES];
 	struct zswap_entry *ent;	/* index 0 unused */
 	size_t ent_len;
 	uint32_t free_head, next_unused;
@@ -129,6 +130,21 @@ struct zswap {
 	pthread_cond_t wb_cv;
 	struct zswap_ctx *wb_ctx;
 };
+
+/* The slot map word of a swap entry. */
+static inline uint32_t *slot_ref(struct zswap *zs, swp_entry_t e)
+{
+	return &zs->slot_ent[swp_type(e)][swp_offset(e)];
+}
+
+/* Give slots back to their device (through the owner's hook). */
+static void free_slots(struct zswap *zs, swp_entry_t e, uint32_t nr)
+{
+	if (zs->p.free_slots)
+		zs->p.free_slots(zs->p.free_arg, e, nr);
+	else
+		swap_slot_free(zs->si[swp_type(e)], swp_offset(e), nr);
+}
 
 static inline void zc_add(struct zswap *zs, enum zswap_counter c, int64_t n)
 {
@@ -210,7 +226,7 @@ static void entry_drop_page(struct zswap *zs, uint32_t id, uint32_t slot)
 {
 	struct zswap_entry *e = &zs->ent[id];
 
-	zs->slot_ent[slot] = 0;
+	*slot_ref(zs, slot) = 0;
 	zc_add(zs, ZC_STORED, -1);
 	if (--e->live == 0)
 		entry_release(zs, id);
@@ -308,8 +324,8 @@ static bool store_unit(struct zswap *zs, struct zswap_ctx *c, const void *src,
 		.nr = (uint16_t)nr, .live = (uint16_t)nr, .flags = flags,
 	};
 	for (k = 0; k < nr; k++) {
-		assert(zs->slot_ent[slot + k] == 0);
-		zs->slot_ent[slot + k] = id;
+		assert(*slot_ref(zs, slot + k) == 0);
+		*slot_ref(zs, slot + k) = id;
 	}
 	lru_push(zs, id);
 	pthread_mutex_unlock(&zs->lock);
@@ -428,12 +444,12 @@ void zswap_store_batch(struct zswap *zs, struct zswap_ctx *c,
 
 /* --- load --- */
 
-bool zswap_present(struct zswap *zs, uint32_t slot)
+bool zswap_present(struct zswap *zs, swp_entry_t slot)
 {
 	bool present;
 
 	pthread_mutex_lock(&zs->lock);
-	present = (zs->slot_ent[slot] & ~SLOT_FREED) != 0;
+	present = (*slot_ref(zs, slot) & ~SLOT_FREED) != 0;
 	pthread_mutex_unlock(&zs->lock);
 	return present;
 }
@@ -461,7 +477,7 @@ static int unpack(struct zswap *zs, struct zswap_ctx *c,
 	return comp_decompress(c->comp, c->cbuf, e->clen, dst, len);
 }
 
-int zswap_load(struct zswap *zs, struct zswap_ctx *c, uint32_t slot,
+int zswap_load(struct zswap *zs, struct zswap_ctx *c, swp_entry_t slot,
 	       unsigned nr, void *dst)
 {
 	struct zswap_entry e;
@@ -469,7 +485,7 @@ int zswap_load(struct zswap *zs, struct zswap_ctx *c, uint32_t slot,
 	int err;
 
 	pthread_mutex_lock(&zs->lock);
-	id = zs->slot_ent[slot] & ~SLOT_FREED;
+	id = *slot_ref(zs, slot) & ~SLOT_FREED;
 	if (id == ENT_NIL) {
 		pthread_mutex_unlock(&zs->lock);
 		return 0;
@@ -478,7 +494,7 @@ int zswap_load(struct zswap *zs, struct zswap_ctx *c, uint32_t slot,
 	idx = slot - e.slot;
 	count = 1;
 	while (count < nr && idx + count < e.nr &&
-	       (zs->slot_ent[slot + count] & ~SLOT_FREED) == id)
+	       (*slot_ref(zs, slot + count) & ~SLOT_FREED) == id)
 		count++;
 	if (!(e.flags & ZE_SAME))
 		zs_read(zs->pool, (uint32_t)e.value, c->cbuf, e.clen);
@@ -502,7 +518,7 @@ int zswap_load(struct zswap *zs, struct zswap_ctx *c, uint32_t slot,
 
 /* --- freeing slots --- */
 
-void zswap_slot_free(struct zswap *zs, uint32_t slot, uint32_t nr)
+void zswap_slot_free(struct zswap *zs, swp_entry_t slot, uint32_t nr)
 {
 	uint64_t now[SWAP_CLUSTER_SLOTS / 64];
 	uint32_t done = 0;
@@ -514,13 +530,13 @@ void zswap_slot_free(struct zswap *zs, uint32_t slot, uint32_t nr)
 		memset(now, 0, sizeof(now));
 		pthread_mutex_lock(&zs->lock);
 		for (k = 0; k < chunk; k++) {
-			uint32_t id = zs->slot_ent[base + k];
+			uint32_t id = *slot_ref(zs, base + k);
 
 			if (id & SLOT_FREED)
 				continue;	/* cannot happen: freed twice */
 			if (id != ENT_NIL &&
 			    (zs->ent[id].flags & ZE_WRITEBACK)) {
-				zs->slot_ent[base + k] = id | SLOT_FREED;
+				*slot_ref(zs, base + k) = id | SLOT_FREED;
 				continue;	/* the writeback frees it */
 			}
 			if (id != ENT_NIL)
@@ -534,7 +550,7 @@ void zswap_slot_free(struct zswap *zs, uint32_t slot, uint32_t nr)
 			       (now[(k + run) / 64] >> ((k + run) % 64) & 1))
 				run++;
 			if (run)
-				swap_slot_free(zs->si, base + k, run);
+				free_slots(zs, base + k, run);
 			else
 				run = 1;
 		}
@@ -563,7 +579,8 @@ static int write_unit(struct zswap *zs, struct zswap_ctx *c, uint32_t first,
 			run++;
 		iov.iov_base = c->dbuf + ((size_t)k << PAGE_SHIFT);
 		iov.iov_len = (size_t)run << PAGE_SHIFT;
-		err = swap_write(zs->si, first + k, &iov, 1, iov.iov_len);
+		err = swap_write(zs->si[swp_type(first)], swp_offset(first) + k,
+				 &iov, 1, iov.iov_len);
 		k += run;
 	}
 	return err;
@@ -594,7 +611,7 @@ static int writeback_one(struct zswap *zs, struct zswap_ctx *c)
 	nr = e.nr;
 	memset(c->live, 0, sizeof(c->live));
 	for (k = 0; k < nr; k++)
-		if (zs->slot_ent[first + k] == id)
+		if (*slot_ref(zs, first + k) == id)
 			c->live[k / 64] |= 1ull << (k % 64);
 	if (!(e.flags & ZE_SAME))
 		zs_read(zs->pool, (uint32_t)e.value, c->cbuf, e.clen);
@@ -614,7 +631,7 @@ static int writeback_one(struct zswap *zs, struct zswap_ctx *c)
 	 */
 	pthread_mutex_lock(&zs->lock);
 	for (k = 0; k < nr && zs->ent[id].live; k++) {
-		uint32_t v = zs->slot_ent[first + k];
+		uint32_t v = *slot_ref(zs, first + k);
 
 		if (v == (id | SLOT_FREED)) {
 			freed[k / 64] |= 1ull << (k % 64);
@@ -635,7 +652,7 @@ static int writeback_one(struct zswap *zs, struct zswap_ctx *c)
 
 	for (k = 0; k < nr; k++)
 		if (freed[k / 64] >> (k % 64) & 1)
-			swap_slot_free(zs->si, first + k, 1);
+			free_slots(zs, first + k, 1);
 	if (err) {
 		zc_add(zs, ZC_WBFAIL, 1);
 		return err;
@@ -776,17 +793,28 @@ static void stop_threads(struct zswap *zs)
 }
 
 int zswap_create(struct zswap **zsp, const struct zswap_params *p,
-		 struct swap_info *si)
+		 struct swap_info *const *devs, unsigned nr_devs)
 {
 	struct zswap *zs = prim_alloc(sizeof(*zs));
+	size_t slots = 0;
 	unsigned k;
 	int err = -ENOMEM;
 
 	if (!zs)
 		return -ENOMEM;
+	if (!nr_devs || nr_devs > SWAP_MAX_TYPES) {
+		prim_free(zs, sizeof(*zs));
+		return -EINVAL;
+	}
 	zs->p = *p;
-	zs->si = si;
-	zs->can_writeback = si->fd >= 0;
+	zs->nr_si = nr_devs;
+	zs->can_writeback = true;
+	for (k = 0; k < nr_devs; k++) {
+		zs->si[k] = devs[k];
+		if (devs[k]->fd < 0)
+			zs->can_writeback = false;
+		slots += devs[k]->nr_slots;
+	}
 	zs->max_pages = MAX(p->max_bytes >> PAGE_SHIFT, 1u);
 	zs->accept_pages = zs->max_pages * MIN(p->accept_pct, 100u) / 100;
 	pthread_mutex_init(&zs->lock, NULL);
@@ -796,14 +824,23 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 	pthread_cond_init(&zs->done_cv, NULL);
 	pthread_cond_init(&zs->wb_cv, NULL);
 
-	zs->slot_ent_len = (size_t)si->nr_slots * sizeof(*zs->slot_ent);
-	zs->ent_len = ((size_t)si->nr_slots + 1) * sizeof(*zs->ent);
-	zs->slot_ent = prim_mmap(NULL, zs->slot_ent_len, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	/* One entry per slot at most; both tables touched only where used. */
+	zs->ent_len = (slots + 1) * sizeof(*zs->ent);
 	zs->ent = prim_mmap(NULL, zs->ent_len, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (zs->slot_ent == MAP_FAILED || zs->ent == MAP_FAILED)
+	if (zs->ent == MAP_FAILED)
 		goto fail;
+	for (k = 0; k < nr_devs; k++) {
+		zs->slot_ent_len[k] = (size_t)devs[k]->nr_slots * sizeof(uint32_t);
+		zs->slot_ent[k] = prim_mmap(NULL, zs->slot_ent_len[k],
+					    PROT_READ | PROT_WRITE,
+					    MAP_PRIVATE | MAP_ANONYMOUS |
+					    MAP_NORESERVE, -1, 0);
+		if (zs->slot_ent[k] == MAP_FAILED) {
+			zs->slot_ent[k] = NULL;
+			goto fail;
+		}
+	}
 	zs->next_unused = 1;
 
 	/* The arena holds the limit plus what one store may overshoot it by. */
@@ -852,8 +889,9 @@ void zswap_destroy(struct zswap *zs)
 	zswap_ctx_destroy(zs, zs->wb_ctx);
 	if (zs->pool)
 		zs_destroy(zs->pool);
-	if (zs->slot_ent && zs->slot_ent != MAP_FAILED)
-		prim_munmap(zs->slot_ent, zs->slot_ent_len);
+	for (k = 0; k < SWAP_MAX_TYPES; k++)
+		if (zs->slot_ent[k])
+			prim_munmap(zs->slot_ent[k], zs->slot_ent_len[k]);
 	if (zs->ent && zs->ent != MAP_FAILED)
 		prim_munmap(zs->ent, zs->ent_len);
 	pthread_mutex_destroy(&zs->lock);

@@ -33,6 +33,9 @@ struct zswap_params {
 	/* Pool memory grew (> 0) or shrank (< 0) by pages: charge it. */
 	void (*account)(void *arg, long delta_pages);
 	void *account_arg;
+	/* Give nr slots from e back to their device; NULL: swap_slot_free. */
+	void (*free_slots)(void *arg, swp_entry_t e, uint32_t nr);
+	void *free_arg;
 };
 
 /*
@@ -50,23 +53,24 @@ struct zswap_stats {
 };
 
 /*
- * Create a pool in front of si (which it reads slot counts from and writes
- * back to; si->fd < 0 means no device: nothing is written back, and pages
- * that do not compress are stored as they are).  Starts the compression
- * and writeback threads.  0 or -errno.
+ * Create a pool in front of the swap devices devs[0..nr) (indexed by swap
+ * type; the pool keys its entries by swap entry and writes back to them).
+ * A device with fd < 0 has no file: with such a device nothing is written
+ * back, and pages that do not compress are stored as they are.  Starts
+ * the compression and writeback threads.  0 or -errno.
  */
 int zswap_create(struct zswap **zsp, const struct zswap_params *p,
-		 struct swap_info *si);
+		 struct swap_info *const *devs, unsigned nr_devs);
 void zswap_destroy(struct zswap *zs);
 
 /* A compressor context and buffers for one thread (created up front). */
 struct zswap_ctx *zswap_ctx_create(struct zswap *zs);
 void zswap_ctx_destroy(struct zswap *zs, struct zswap_ctx *c);
 
-/* One folio offered to the pool: nr pages at src, slots slot..slot+nr-1. */
+/* One folio offered to the pool: nr pages at src, entries slot..slot+nr-1. */
 struct zswap_job {
 	const void *src;
-	uint32_t slot;
+	swp_entry_t slot;
 	uint32_t nr;
 	uint32_t stored;	/* out: pages the pool took */
 };
@@ -81,7 +85,7 @@ void zswap_store_batch(struct zswap *zs, struct zswap_ctx *c,
 		       struct zswap_job *jobs, unsigned n);
 
 /* Does the pool hold the page of this slot? */
-bool zswap_present(struct zswap *zs, uint32_t slot);
+bool zswap_present(struct zswap *zs, swp_entry_t slot);
 
 /*
  * Copy pages from the pool, starting at slot, for at most nr pages: returns
@@ -89,7 +93,7 @@ bool zswap_present(struct zswap *zs, uint32_t slot);
  * wrote to dst (0: the pool does not hold slot), or -EBADMSG when the
  * stored object is corrupt (nothing usable is written).
  */
-int zswap_load(struct zswap *zs, struct zswap_ctx *c, uint32_t slot,
+int zswap_load(struct zswap *zs, struct zswap_ctx *c, swp_entry_t slot,
 	       unsigned nr, void *dst);
 
 /*
@@ -98,7 +102,7 @@ int zswap_load(struct zswap *zs, struct zswap_ctx *c, uint32_t slot,
  * at that moment, which it frees when done.  Replaces swap_slot_free for
  * every slot of a device with a pool in front.
  */
-void zswap_slot_free(struct zswap *zs, uint32_t slot, uint32_t nr);
+void zswap_slot_free(struct zswap *zs, swp_entry_t slot, uint32_t nr);
 
 /*
  * Write the coldest entries back to the device until the pool holds at

@@ -54,7 +54,7 @@ struct fixture {
 	struct zswap *zs;
 	struct zswap_ctx *c;
 	char *data;		/* FOLIOS folios of nr pages */
-	uint32_t slot[FOLIOS];
+	swp_entry_t slot[FOLIOS];	/* each folio's first entry */
 	unsigned nr;
 };
 
@@ -62,6 +62,7 @@ static void setup(struct fixture *fx, const char *comp, bool unit,
 		  unsigned nr, bool device, uint64_t pool_max)
 {
 	char dir[] = "/tmp/uswap-zswap-XXXXXX", why[160];
+	struct swap_info *devs[1];
 	struct zswap_params p = {
 		.unit = unit, .max_bytes = pool_max, .accept_pct = 90,
 		.threads = 1, .max_unit = (size_t)nr * T_PAGE,
@@ -81,7 +82,8 @@ static void setup(struct fixture *fx, const char *comp, bool unit,
 			t_fail("swap_file_create");
 		rmdir(dir);
 	}
-	if (zswap_create(&fx->zs, &p, &fx->si))
+	devs[0] = &fx->si;
+	if (zswap_create(&fx->zs, &p, devs, 1))
 		t_fail("zswap_create %s", comp);
 	fx->c = zswap_ctx_create(fx->zs);
 	if (!fx->c)
@@ -125,9 +127,11 @@ static uint64_t store_all(struct fixture *fx)
 	unsigned f, k;
 
 	for (f = 0; f < FOLIOS; f++) {
-		if (swap_slot_alloc(&fx->si, &fx->actx, order_of(fx->nr),
-				    &fx->slot[f]))
+		uint32_t off;
+
+		if (swap_slot_alloc(&fx->si, &fx->actx, order_of(fx->nr), &off))
 			t_fail("swap_slot_alloc");
+		fx->slot[f] = swp_entry(0, off);	/* entries, as regions hold */
 		jobs[f] = (struct zswap_job){
 			.src = fx->data + (size_t)f * fx->nr * T_PAGE,
 			.slot = fx->slot[f], .nr = fx->nr,
@@ -145,7 +149,8 @@ static uint64_t store_all(struct fixture *fx)
 				continue;
 			if (fx->si.fd < 0)
 				t_fail("a page was refused with no device behind the pool");
-			if (swap_write(&fx->si, fx->slot[f] + k, &iov, 1, T_PAGE))
+			if (swap_write(&fx->si, swp_offset(fx->slot[f]) + k, &iov, 1,
+				       T_PAGE))
 				t_fail("swap_write");
 		}
 	}
@@ -165,7 +170,7 @@ static void load_check(struct fixture *fx, unsigned f, unsigned k0, unsigned n)
 		if (got < 0)
 			t_fail("zswap_load: %d", got);
 		if (got == 0) {
-			if (swap_read(&fx->si, fx->slot[f] + k0 + k,
+			if (swap_read(&fx->si, swp_offset(fx->slot[f]) + k0 + k,
 				      buf + (size_t)k * T_PAGE, T_PAGE))
 				t_fail("swap_read");
 			got = 1;
@@ -291,7 +296,7 @@ static void test_corrupt(void)
 	setup(&fx, "lz4", true, 16, false, 64u << 20);
 	store_all(&fx);
 	for (f = 0; f < FOLIOS && !e; f++) {
-		uint32_t id = fx.zs->slot_ent[fx.slot[f]];
+		uint32_t id = *slot_ref(fx.zs, fx.slot[f]);
 
 		if (!(fx.zs->ent[id].flags & ZE_SAME))
 			e = &fx.zs->ent[id];

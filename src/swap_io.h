@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * swap_io.h - swap device I/O contexts (io_uring or pread/pwrite) and the
+ * discard of freed clusters.  page_io.c defines the I/O side and the
+ * system calls of discard; swapfile.c defines the discard queue, because
+ * parking a cluster while it is discarded is a move between its lists.
+ */
+#ifndef USWAP_SWAP_IO_H
+#define USWAP_SWAP_IO_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "swap.h"
+
+struct iovec;
+
+/* --- page_io.c: I/O contexts --- */
+
+/*
+ * One I/O context per thread that does swap I/O (the reclaimer, the pool's
+ * writeback thread, each fault thread): an io_uring instance, or nothing in
+ * fallback mode.  A context is used by one thread at a time and belongs to
+ * the process that created it (after fork the child must not use it).
+ */
+struct swap_io;
+
+#define SWAP_IO_DEPTH_DEFAULT	32u
+#define SWAP_IO_DEPTH_MAX	4096u
+
+/*
+ * Create a context with room for depth I/Os in flight (0: the default;
+ * at most SWAP_IO_DEPTH_MAX).  Uses io_uring when the kernel allows it, else
+ * falls back to pread/pwrite silently (one log line per process).  Setting
+ * USWAP_NO_IO_URING=1 in the environment forces the fallback (tests, and
+ * users who want to compare).  NULL only when out of memory.
+ */
+struct swap_io *swap_io_create(unsigned depth);
+void swap_io_destroy(struct swap_io *io);
+/* Is io_uring in use?  false for NULL (a NULL context does plain I/O). */
+bool swap_io_uring(const struct swap_io *io);
+/*
+ * Testing: cap every single read or write the context issues at max_bytes
+ * (0: no cap), so that each longer request is completed the way a short
+ * transfer is, from where the last one stopped.
+ */
+void swap_io_set_max_bytes(struct swap_io *io, size_t max_bytes);
+
+struct swap_io_req {
+	struct swap_info *si;
+	uint32_t offset;		/* first slot */
+	const struct iovec *iov;
+	int iovcnt;
+	size_t len;			/* bytes in iov */
+	int result;			/* out: 0 or -errno */
+};
+
+/*
+ * Write every request of reqs.  io_uring: all of them are queued and
+ * submitted at once (up to the context's depth; more are queued as earlier
+ * ones complete) and every completion is reaped before returning; a short
+ * write is resubmitted for the rest.  Fallback (or io NULL): one pwritev
+ * after another.  Each request gets its own result: 0; -EINVAL if it lies
+ * outside the device or len is not the sum of iov; -EIO if a write made no
+ * progress; else the error of the write that failed (a short write whose
+ * resubmission fails returns that failure).  Returns 0 when all succeeded,
+ * else the first request's error in reqs order.  Bytes of a failed request
+ * may have reached the device in part.
+ */
+int swap_io_write_batch(struct swap_io *io, struct swap_io_req *reqs,
+			unsigned n);
+/* The same for reads (iov names the buffers); end of file is -EIO. */
+int swap_io_read_batch(struct swap_io *io, struct swap_io_req *reqs,
+		       unsigned n);
+/*
+ * Read len bytes from slot offset into buf, with the caller's own context
+ * (a fault thread's: never queued behind another thread's writes).  A short
+ * read is resubmitted for the rest; end of file is -EIO.  0 or -errno.
+ */
+int swap_io_read(struct swap_io *io, struct swap_info *si, uint32_t offset,
+		 void *buf, size_t len);
+
+/* --- discard of freed clusters --- */
+
+/*
+ * A device's discard state (si->discard).  When discard is on, a cluster
+ * whose last slot is freed is parked instead of going back to FREE: it is
+ * put on CURRENT, owned by no allocating context, so that no allocation can
+ * reach it, and its index is queued.  swap_discard_run() then discards it
+ * without si->lock, and only afterwards, under the lock, marks it
+ * unprovisioned and puts it on FREE (swapfile.c explains why this order
+ * cannot destroy data).
+ *
+ * queue, head, nr and off are protected by si->lock.  pending mirrors nr
+ * for a lock-free check; the counters are read without a lock.
+ */
+struct swap_discard {
+	/* The system call: hole punch or BLKDISCARD; 0 or -errno. */
+	int (*punch)(struct swap_info *si, uint32_t cluster);
+	uint32_t *queue;		/* ring of nr_clusters cluster indices */
+	uint32_t head, nr;
+	bool off;			/* not supported: stop parking */
+	bool blkdev;			/* BLKDISCARD, not fallocate */
+	bool logged;
+	_Atomic uint32_t pending;	/* == nr */
+	_Atomic uint64_t discards;	/* clusters discarded */
+	_Atomic uint64_t failed;	/* discards that failed */
+	size_t alloc_len;
+};
+
+/*
+ * page_io.c: turn discard on for si (fd open, swap_info_init done), before
+ * the device is shared between threads.  0, -EBADF without a file,
+ * -EOPNOTSUPP for a file that is neither regular nor a block device,
+ * -ENOMEM.
+ */
+int swap_discard_enable(struct swap_info *si);
+/*
+ * Turn it off and free its state, without taking si->lock and without a
+ * system call: only when no other thread uses si (device teardown, or a
+ * child after fork, whose copy of si->lock may be held).  Clusters still
+ * parked stay on CURRENT, undiscarded.  swap_file_close() calls it.
+ */
+void swap_discard_disable(struct swap_info *si);
+/* Clusters discarded so far (0 when discard is off). */
+uint64_t swap_discard_count(const struct swap_info *si);
+
+/*
+ * swapfile.c: discard every parked cluster and return it to FREE.  Called
+ * without si->lock (it takes it around each cluster, never across the
+ * system call); swap_slot_alloc() calls it first, and an idle reclaimer
+ * may call it so that space comes back without waiting for an allocation.
+ * Cheap when nothing is parked.
+ */
+void swap_discard_run(struct swap_info *si);
+
+#endif /* USWAP_SWAP_IO_H */

@@ -1,0 +1,480 @@
+// SPDX-License-Identifier: MIT
+/*
+ * swapon.c - the runtime's swap devices (the kernel's swapon, and the
+ * device choice of folio_alloc_swap / get_swap_pages).
+ *
+ * Devices come from the options: each --swap SPEC and each line of the
+ * --swaptab file is one device, numbered (its swap type) in that order; with
+ * neither, one unnamed file in the swap directory; with "swap none", one
+ * device without a file, which only gives the compressed pool slots to key
+ * its entries by.  A named path is a block device (opened O_EXCL, so that
+ * nothing else uses it meanwhile) or a regular file (created 0600 when
+ * missing and removed again at the end; an existing one must belong to the
+ * user and must not be a symbolic link).  Each process of a tree has its
+ * own runtime until they share one: a file that another uswap process holds
+ * (flock) is replaced, for this process, by an unnamed file in the same
+ * directory, so that it lands on the same file system and node.
+ *
+ * Choosing a device.  swapdev.c keeps one list per NUMA node, as the
+ * kernel does: by priority, high first, equal priorities in turn, a device
+ * attached to the node promoted on that node's list.  The node is the one
+ * of the memory going out (policy "page") or of the reclaiming thread
+ * ("cpu").  A reclaimer keeps using the device it got for a node for the
+ * rest of a batch, so that consecutive folios go to consecutive slots and
+ * out in one write; the next batch asks the list again, which rotates
+ * equals.  A device with no slot left leaves the lists and comes back when
+ * a slot is freed.  A large folio needs 2^order contiguous slots on one
+ * device; when no device has such a run, it is split: each page gets a
+ * slot of its own (thp_swpout_fallback, mthp_*_swpout_fallback).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "swapdev.h"
+
+static int provision(struct swap_info *si, uint32_t cluster)
+{
+	return swap_cluster_provision(si, cluster);
+}
+
+/* The directory part of path, or "." */
+static void dir_of(const char *path, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		snprintf(dir, len, ".");
+	else if (slash == path)
+		snprintf(dir, len, "/");
+	else
+		snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+/* Open (or create) the file or block device of a spec.  fd or -errno. */
+static int open_spec(struct uswap_runtime *rt, unsigned type,
+		     const struct swap_spec *sp, uint64_t *size, bool *blk)
+{
+	struct swap_info *si = &rt->swap[type];
+	int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW, fd;
+	struct stat st;
+
+	*blk = false;
+	if (lstat(sp->path, &st) == 0) {
+		if (S_ISLNK(st.st_mode)) {
+			uswap_log("swap device %s is a symbolic link: refused", sp->path);
+			return -ELOOP;
+		}
+		if (S_ISBLK(st.st_mode)) {
+			*blk = true;
+			flags |= O_EXCL;
+		} else if (!S_ISREG(st.st_mode)) {
+			uswap_log("swap device %s is neither a file nor a block device",
+				  sp->path);
+			return -EINVAL;
+		} else if (st.st_uid != getuid()) {
+			uswap_log("swap file %s belongs to another user: refused",
+				  sp->path);
+			return -EPERM;
+		}
+	} else if (errno == ENOENT) {
+		flags |= O_CREAT | O_EXCL;
+		rt->swap_unlink[type] = true;
+	} else {
+		return -errno;
+	}
+	fd = open(sp->path, flags | O_DIRECT, 0600);
+	si->direct = fd >= 0;
+	if (fd < 0 && errno == EINVAL && !sp->direct)
+		fd = open(sp->path, flags, 0600);
+	if (fd < 0) {
+		int err = -errno;
+
+		rt->swap_unlink[type] = false;
+		return err;
+	}
+	if (*blk) {
+		uint64_t bytes = 0;
+
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+			bytes = 0;
+		*size = *size ? MIN(*size, bytes) : bytes;
+	} else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return -EBUSY;	/* another uswap process holds it */
+	} else if (ftruncate(fd, (off_t)*size) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* Set up device `type` from a spec.  0 or -errno (logged). */
+static int swapon_spec(struct uswap_runtime *rt, unsigned type,
+		       const struct swap_spec *sp)
+{
+	struct swap_info *si = &rt->swap[type];
+	uint64_t size = sp->size ? sp->size : rt->opt.swap_size;
+	char dir[SWAP_PATH_MAX];
+	bool blk;
+	int fd, err;
+
+	fd = open_spec(rt, type, sp, &size, &blk);
+	size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
+	if (fd == -EBUSY && !blk) {
+		/* Held by another process of the tree: a file of our own. */
+		dir_of(sp->path, dir, sizeof(dir));
+		err = swap_info_init(si, type, size);
+		if (!err)
+			err = swap_file_create(si, dir, size);
+		if (err) {
+			uswap_log("swap file %s is in use and no file can be made beside it: %s",
+				  sp->path, strerror(-err));
+			return err;
+		}
+		rt->swap_kind[type] = "file";
+		return 0;
+	}
+	if (fd < 0) {
+		uswap_log("cannot open swap device %s: %s", sp->path,
+			  strerror(-fd));
+		return fd;
+	}
+	if (size < SWAP_CLUSTER_BYTES) {
+		uswap_log("swap device %s is smaller than one 2 MiB cluster", sp->path);
+		close(fd);
+		return -ENOSPC;
+	}
+	err = swap_info_init(si, type, size);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	si->fd = fd;
+	si->provision = blk ? NULL : provision;
+	_Static_assert(sizeof(si->path) == sizeof(sp->path), "path sizes");
+	memcpy(si->path, sp->path, sizeof(si->path));
+	rt->swap_kind[type] = blk ? "partition" : "file";
+	return 0;
+}
+
+/* The devices the options name: --swap lines, then the swaptab's. */
+static int gather_specs(struct uswap_runtime *rt, struct swap_spec *specs,
+			unsigned *n)
+{
+	const char *p = rt->opt.swap;
+	char why[384], line[512];
+	unsigned got = 0;
+	int err;
+
+	*n = 0;
+	while (*p) {
+		size_t len = strcspn(p, "\n");
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+		if (!len)
+			continue;
+		if (*n == SWAP_MAX_DEVICES) {
+			uswap_log("too many swap devices (at most %u)", SWAP_MAX_DEVICES);
+			return -E2BIG;
+		}
+		if (swap_spec_parse(line, &specs[*n], why, sizeof(why))) {
+			uswap_log("%s", why);
+			return -EINVAL;
+		}
+		++*n;
+	}
+	if (!rt->opt.swaptab[0])
+		return 0;
+	err = swaptab_parse_file(rt->opt.swaptab, specs + *n,
+				 SWAP_MAX_DEVICES - *n, &got, why, sizeof(why));
+	if (err) {
+		uswap_log("%s", why);
+		return err;
+	}
+	*n += got;
+	return 0;
+}
+
+/* Node of every CPU, for the "cpu" policy. */
+static void read_cpu_nodes(struct uswap_runtime *rt, const char *root)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned c;
+
+	rt->nr_cpus = (unsigned)MIN(MAX(cpus, 1L), (long)MAX_CPUS);
+	for (c = 0; c < rt->nr_cpus; c++)
+		rt->cpu_node[c] = (int16_t)MAX(sysfs_cpu_node(root, c), 0);
+}
+
+int swapon_all(struct uswap_runtime *rt)
+{
+	struct swap_spec specs[SWAP_MAX_DEVICES];
+	int prio[SWAP_MAX_DEVICES], node[SWAP_MAX_DEVICES];
+	const char *root = sysfs_root();
+	unsigned n = 0, k;
+	int err;
+
+	err = gather_specs(rt, specs, &n);
+	if (err)
+		return err;
+	rt->nr_nodes = (unsigned)MAX(sysfs_nr_nodes(root), 1);
+	read_cpu_nodes(rt, root);
+	if (!n) {
+		/* One unnamed file in the swap directory, or none at all. */
+		uint64_t size = rt->opt.swap_size;
+
+		if (rt->opt.flags & USWAP_OPT_NO_SWAP_FILE) {
+			/* Room to name 64 budgets' worth of pages: 1 byte each. */
+			size = MAX(rt->opt.max * 64, 1ull << 30);
+			size = MIN(size, (uint64_t)SWP_MAX_SLOTS << SWAP_SLOT_SHIFT);
+			size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
+		}
+		err = swap_info_init(&rt->swap[0], 0, size);
+		if (err)
+			return err;
+		if (rt->opt.flags & USWAP_OPT_NO_SWAP_FILE) {
+			snprintf(rt->swap[0].path, sizeof(rt->swap[0].path), "(none)");
+			rt->swap_kind[0] = "virtual";
+		} else {
+			err = swap_file_create(&rt->swap[0], rt->opt.swap_dir, size);
+			if (err) {
+				uswap_log("cannot create a swap file in %s: %s",
+					  rt->opt.swap_dir, strerror(-err));
+				swap_info_destroy(&rt->swap[0]);
+				return err;
+			}
+			rt->swap_kind[0] = "file";
+		}
+		rt->nr_swap = 1;
+		prio[0] = SWAP_PRIO_AUTO;
+		node[0] = (rt->opt.flags & USWAP_OPT_NO_SWAP_FILE) ? -1 :
+			  sysfs_path_node(root, rt->opt.swap_dir);
+	}
+	for (k = 0; k < n; k++) {
+		err = swapon_spec(rt, k, &specs[k]);
+		if (err) {
+			swapoff_all(rt);
+			return err;
+		}
+		rt->nr_swap = k + 1;
+		prio[k] = specs[k].prio;
+		node[k] = specs[k].node >= 0 ? specs[k].node :
+			  sysfs_path_node(root, specs[k].path);
+	}
+	for (k = 0; k < rt->nr_swap; k++) {
+		if (node[k] >= (int)rt->nr_nodes)
+			node[k] = -1;	/* a node this machine lacks */
+		rt->swap[k].node = node[k];
+	}
+	err = swap_avail_create(&rt->avail, rt->nr_nodes, prio, node,
+				rt->nr_swap);
+	if (err) {
+		uswap_log("cannot build the swap device lists: %s", strerror(-err));
+		swapoff_all(rt);
+		return err;
+	}
+	for (k = 0; k < rt->nr_swap; k++)
+		rt->swap[k].prio = swap_avail_prio(rt->avail, k);
+	return 0;
+}
+
+void swapoff_all(struct uswap_runtime *rt)
+{
+	unsigned k;
+
+	if (rt->avail)
+		swap_avail_destroy(rt->avail);
+	rt->avail = NULL;
+	for (k = 0; k < rt->nr_swap; k++) {
+		if (rt->swap_unlink[k])
+			unlink(rt->swap[k].path);
+		rt->swap_unlink[k] = false;
+		swap_file_close(&rt->swap[k]);
+		swap_info_destroy(&rt->swap[k]);
+	}
+	rt->nr_swap = 0;
+}
+
+/* Leave the lists: no slot left on dev. */
+static void device_full(struct uswap_runtime *rt, unsigned dev)
+{
+	if (!atomic_exchange(&rt->swap_dev_full[dev], true))
+		swap_avail_full(rt->avail, dev);
+}
+
+void swap_free_slots(struct uswap_runtime *rt, swp_entry_t e, uint32_t nr)
+{
+	if (rt->zswap)
+		zswap_slot_free(rt->zswap, e, nr);
+	else
+		swap_release_slots(rt, e, nr);
+}
+
+void swap_release_slots(void *arg, swp_entry_t e, uint32_t nr)
+{
+	struct uswap_runtime *rt = arg;
+	unsigned dev = swp_type(e);
+
+	swap_slot_free(&rt->swap[dev], swp_offset(e), nr);
+	if (atomic_load(&rt->swap_dev_full[dev]) &&
+	    atomic_exchange(&rt->swap_dev_full[dev], false))
+		swap_avail_room(rt->avail, dev);
+}
+
+static void note_peak(struct uswap_runtime *rt, unsigned dev)
+{
+	struct swap_info *si = &rt->swap[dev];
+	_Atomic uint64_t *peak = &rt->swapstat[dev].peak_slots;
+	uint64_t now, old;
+
+	pthread_mutex_lock(&si->lock);
+	now = si->inuse_slots;
+	pthread_mutex_unlock(&si->lock);
+	old = atomic_load(peak);
+	while (now > old && !atomic_compare_exchange_weak(peak, &old, now))
+		;
+}
+
+/* 2^order contiguous slots on dev; the tail past nr freed again. */
+static bool alloc_on(struct uswap_runtime *rt, struct swap_alloc_ctx *ctx,
+		     unsigned dev, unsigned order, uint32_t nr,
+		     swp_entry_t *ents)
+{
+	struct swap_info *si = &rt->swap[dev];
+	uint32_t off, k;
+
+	if (swap_slot_alloc(si, &ctx[dev], order, &off)) {
+		if (order == 0)
+			device_full(rt, dev);
+		return false;
+	}
+	if ((1u << order) > nr)
+		swap_slot_free(si, off + nr, (1u << order) - nr);
+	for (k = 0; k < nr; k++)
+		ents[k] = swp_entry(dev, off + k);
+	note_peak(rt, dev);
+	return true;
+}
+
+/* Slots for nr (<= 2^order) contiguous pages, on the lists of node. */
+static bool alloc_run(struct uswap_runtime *rt, struct swap_pick *pick,
+		      int node, unsigned order, uint32_t nr, swp_entry_t *ents)
+{
+	unsigned tries;
+	int dev;
+
+	if (pick->node == node && pick->dev >= 0 &&
+	    alloc_on(rt, pick->ctx, (unsigned)pick->dev, order, nr, ents))
+		return true;
+	for (tries = 0; tries < 2 * rt->nr_swap; tries++) {
+		dev = swap_avail_next(rt->avail, node);
+		if (dev < 0)
+			return false;
+		if (alloc_on(rt, pick->ctx, (unsigned)dev, order, nr, ents)) {
+			pick->node = node;
+			pick->dev = dev;
+			return true;
+		}
+	}
+	return false;
+}
+
+static unsigned order_for(uint32_t nr)
+{
+	unsigned order = 0;
+
+	while ((1u << order) < nr)
+		order++;
+	return order;
+}
+
+static void count_swpout(struct uswap_runtime *rt, uint32_t nr, bool fallback)
+{
+	static const unsigned ok[] = { USWAP_MTHP_16KB_SWPOUT,
+				       USWAP_MTHP_64KB_SWPOUT, USWAP_THP_SWPOUT };
+	static const unsigned fb[] = { USWAP_MTHP_16KB_SWPOUT_FALLBACK,
+				       USWAP_MTHP_64KB_SWPOUT_FALLBACK,
+				       USWAP_THP_SWPOUT_FALLBACK };
+	int i = nr == 4 ? 0 : nr == 16 ? 1 : nr == 512 ? 2 : -1;
+
+	if (i >= 0)
+		count_event(rt, fallback ? fb[i] : ok[i], 1);
+}
+
+int swap_alloc_folio(struct uswap_runtime *rt, struct swap_pick *pick,
+		     int node, uint32_t nr, swp_entry_t *ents)
+{
+	uint32_t k;
+
+	if (alloc_run(rt, pick, node, order_for(nr), nr, ents)) {
+		count_swpout(rt, nr, false);
+		return 0;
+	}
+	if (nr == 1)
+		return -ENOSPC;
+	/* No device has a run for it whole: one slot per page. */
+	for (k = 0; k < nr; k++) {
+		if (!alloc_run(rt, pick, node, 0, 1, &ents[k])) {
+			while (k--)
+				swap_release_slots(rt, ents[k], 1);
+			return -ENOSPC;
+		}
+	}
+	count_swpout(rt, nr, true);
+	return 1;
+}
+
+void swap_pick_init(struct swap_pick *pick)
+{
+	unsigned k;
+
+	pick->node = -2;
+	pick->dev = -1;
+	for (k = 0; k < SWAP_MAX_TYPES; k++)
+		swap_alloc_ctx_init(&pick->ctx[k]);
+}
+
+void swap_pick_release(struct uswap_runtime *rt, struct swap_pick *pick)
+{
+	unsigned k;
+
+	for (k = 0; k < rt->nr_swap; k++)
+		swap_alloc_ctx_release(&rt->swap[k], &pick->ctx[k]);
+}
+
+int swap_node_now(struct uswap_runtime *rt)
+{
+	unsigned cpu = 0, node = 0;
+
+	if (getcpu(&cpu, &node) == 0 && cpu < rt->nr_cpus)
+		return rt->cpu_node[cpu];
+	return 0;
+}
+
+/* I/O latency histograms per device, as the fault latency one. */
+void swap_count_io(struct uswap_runtime *rt, unsigned dev, bool write,
+		   uint32_t pages, uint64_t us)
+{
+	struct swap_dev_stat *st = &rt->swapstat[dev];
+	unsigned b = 0;
+
+	while (us > 1 && b < USWAP_LATENCY_BUCKETS - 1) {
+		us >>= 1;
+		b++;
+	}
+	atomic_fetch_add_explicit(write ? &st->pswpout : &st->pswpin, pages,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(write ? &st->wlat[b] : &st->rlat[b], 1,
+				  memory_order_relaxed);
+}
