@@ -254,6 +254,25 @@ static int cli_option_find(const char *name, size_t len)
 }
 
 /*
+ * --swap is the one option that adds up: each SPEC is a device (the list
+ * goes on one per line); "none" or "file" starts over.
+ */
+static const char *swap_accumulate(const char *val)
+{
+	static char list[sizeof(((struct uswap_options *)0)->swap)];
+	size_t used = strlen(list);
+
+	if (!strcmp(val, "none") || !strcmp(val, "file") || !used) {
+		snprintf(list, sizeof(list), "%s", val);
+		return list;
+	}
+	if (!strcmp(list, "none") || !strcmp(list, "file"))
+		used = 0;
+	snprintf(list + used, sizeof(list) - used, "%s%s", used ? "\n" : "", val);
+	return list;
+}
+
+/*
  * Parse the arguments of "uswap run": flags, then PROG.  Flags win over
  * the environment: a variable whose option is given as a flag is not read
  * (so a bad value there is no error) and is replaced for PROG.
@@ -305,6 +324,8 @@ static void parse_run_args(int argc, char **argv, struct run_args *ra)
 			usage_error("%s", err);
 		ra->given[o] = true;
 		value[o] = val;
+		if (!strcmp(cli_options[o].name, "swap"))
+			value[o] = swap_accumulate(val);
 	}
 	if (i >= argc)
 		usage_error("no program to run");

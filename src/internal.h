@@ -189,7 +189,6 @@ struct uswap_runtime {
 	struct swap_info swap[SWAP_MAX_TYPES];
 	unsigned nr_swap;
 	const char *swap_kind[SWAP_MAX_TYPES];	/* "file", "partition", "virtual" */
-	bool swap_unlink[SWAP_MAX_TYPES];	/* created here: removed at the end */
 	_Atomic bool swap_dev_full[SWAP_MAX_TYPES];
 	struct swap_dev_stat swapstat[SWAP_MAX_TYPES];
 	struct swap_avail *avail;		/* per-node device lists */

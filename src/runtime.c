@@ -135,10 +135,8 @@ static void fork_child(void)
 		close(rt->uffd);
 		close(rt->wake_pipe[0]);
 		close(rt->wake_pipe[1]);
-		for (k = 0; k < rt->nr_swap; k++) {
+		for (k = 0; k < rt->nr_swap; k++)
 			swap_file_close(&rt->swap[k]);
-			rt->swap_unlink[k] = false;	/* the parent's */
-		}
 		/* The forking thread's locks are not ours to unlock here. */
 		pthread_rwlockattr_init(&attr);
 		pthread_rwlock_init(&rt->op_lock, &attr);

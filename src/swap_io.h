@@ -130,9 +130,10 @@ uint64_t swap_discard_count(const struct swap_info *si);
 /*
  * swapfile.c: discard every parked cluster and return it to FREE.  Called
  * without si->lock (it takes it around each cluster, never across the
- * system call); swap_slot_alloc() calls it first, and an idle reclaimer
- * may call it so that space comes back without waiting for an allocation.
- * Cheap when nothing is parked.
+ * system call).  swap_slot_alloc() discards a few parked clusters before
+ * each allocation, and all of them before it gives up with -ENOSPC; an
+ * idle reclaimer should call this so that space comes back without
+ * waiting for allocations.  Cheap when nothing is parked.
  */
 void swap_discard_run(struct swap_info *si);
 

@@ -108,10 +108,13 @@
  *	alloc -> provision (fallocate) -> write		 as any cluster
  *
  * Frees only park (they run on the fault path and in the pool, under
- * other locks, where a system call does not belong); swap_slot_alloc()
- * runs the queue first, without any lock, and an idle reclaimer may call
- * swap_discard_run() too.  So -ENOSPC is exact except for a cluster whose
- * discard another thread has in progress at that moment.  A discard that
+ * other locks, where a system call does not belong).  swap_slot_alloc()
+ * discards up to SWAP_DISCARD_BATCH parked clusters first, without any
+ * lock (so that a large unmap does not stall one allocation behind
+ * thousands of discards), and all of them before it returns -ENOSPC; an
+ * idle reclaimer may call swap_discard_run() too.  So -ENOSPC is exact
+ * except for a cluster whose discard another thread has in progress at
+ * that moment.  A discard that
  * fails leaves the cluster provisioned as it was; one that is not
  * supported (EOPNOTSUPP) turns parking off for the device.
  *
@@ -134,6 +137,8 @@
 
 /* Nonfull clusters probed for a run before a free cluster is taken (b). */
 #define SWAP_NONFULL_PROBE	4
+/* Parked clusters an allocation discards before it allocates. */
+#define SWAP_DISCARD_BATCH	4
 
 #define BYTES_01	0x0101010101010101ull
 #define BYTES_7F	0x7f7f7f7f7f7f7f7full
@@ -460,6 +465,64 @@ static int swap_slot_alloc_locked(struct swap_info *si,
 	return 0;
 }
 
+/*
+ * Parked cluster idx was discarded (err 0) or not (-errno): put it at the
+ * head of FREE, unprovisioned if discarded.  Caller holds si->lock.
+ */
+static void cluster_unpark_locked(struct swap_info *si, uint32_t idx, int err)
+{
+	struct swap_discard *d = si->discard;
+	struct swap_cluster *c = &si->clusters[idx];
+
+	swap_assert_locked(si);
+	assert(c->list == CLUSTER_CURRENT && c->count == 0);
+	if (!err) {
+		c->provisioned = 0;
+		atomic_fetch_add_explicit(&d->discards, 1, memory_order_relaxed);
+	} else {
+		atomic_fetch_add_explicit(&d->failed, 1, memory_order_relaxed);
+		if (err == -EOPNOTSUPP || err == -ENOTTY || err == -ENOSYS)
+			d->off = true;
+	}
+	cluster_list_del(si, idx);
+	cluster_list_add(si, idx, CLUSTER_FREE, true);
+}
+
+/*
+ * Discard up to max parked clusters (see "Discard" above); the caller holds
+ * no lock.  Returns how many were taken off the queue.
+ */
+static uint32_t discard_run(struct swap_info *si, uint32_t max)
+{
+	struct swap_discard *d = si->discard;
+	uint32_t idx, done = 0;
+	int err;
+
+	if (!d || !atomic_load_explicit(&d->pending, memory_order_relaxed))
+		return 0;
+	pthread_mutex_lock(&si->lock);
+	while (d->nr && done < max) {
+		idx = d->queue[d->head];
+		d->head = (d->head + 1) % si->nr_clusters;
+		d->nr--;
+		atomic_store_explicit(&d->pending, d->nr, memory_order_relaxed);
+		/* Still on CURRENT: no allocation can reach it meanwhile. */
+		pthread_mutex_unlock(&si->lock);
+		err = d->punch(si, idx);
+		assert(err <= 0);
+		pthread_mutex_lock(&si->lock);
+		cluster_unpark_locked(si, idx, err);
+		done++;
+	}
+	pthread_mutex_unlock(&si->lock);
+	return done;
+}
+
+void swap_discard_run(struct swap_info *si)
+{
+	discard_run(si, UINT32_MAX);
+}
+
 int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
 		    unsigned order, uint32_t *offset)
 {
@@ -467,7 +530,13 @@ int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
 
 	if (order > SWAP_MAX_ORDER)
 		return -EINVAL;
-	swap_discard_run(si);
+	discard_run(si, SWAP_DISCARD_BATCH);
+	pthread_mutex_lock(&si->lock);
+	err = swap_slot_alloc_locked(si, ctx, order, offset);
+	pthread_mutex_unlock(&si->lock);
+	if (err != -ENOSPC || !discard_run(si, UINT32_MAX))
+		return err;
+	/* Parked clusters were the only room left: they are free now. */
 	pthread_mutex_lock(&si->lock);
 	err = swap_slot_alloc_locked(si, ctx, order, offset);
 	pthread_mutex_unlock(&si->lock);
@@ -549,53 +618,6 @@ unsigned swap_slot_count(struct swap_info *si, uint32_t offset)
 	count = si->swap_map[offset];
 	pthread_mutex_unlock(&si->lock);
 	return count;
-}
-
-/*
- * Parked cluster idx was discarded (err 0) or not (-errno): put it at the
- * head of FREE, unprovisioned if discarded.  Caller holds si->lock.
- */
-static void cluster_unpark_locked(struct swap_info *si, uint32_t idx, int err)
-{
-	struct swap_discard *d = si->discard;
-	struct swap_cluster *c = &si->clusters[idx];
-
-	swap_assert_locked(si);
-	assert(c->list == CLUSTER_CURRENT && c->count == 0);
-	if (!err) {
-		c->provisioned = 0;
-		atomic_fetch_add_explicit(&d->discards, 1, memory_order_relaxed);
-	} else {
-		atomic_fetch_add_explicit(&d->failed, 1, memory_order_relaxed);
-		if (err == -EOPNOTSUPP || err == -ENOTTY || err == -ENOSYS)
-			d->off = true;
-	}
-	cluster_list_del(si, idx);
-	cluster_list_add(si, idx, CLUSTER_FREE, true);
-}
-
-void swap_discard_run(struct swap_info *si)
-{
-	struct swap_discard *d = si->discard;
-	uint32_t idx;
-	int err;
-
-	if (!d || !atomic_load_explicit(&d->pending, memory_order_relaxed))
-		return;
-	pthread_mutex_lock(&si->lock);
-	while (d->nr) {
-		idx = d->queue[d->head];
-		d->head = (d->head + 1) % si->nr_clusters;
-		d->nr--;
-		atomic_store_explicit(&d->pending, d->nr, memory_order_relaxed);
-		/* Still on CURRENT: no allocation can reach it meanwhile. */
-		pthread_mutex_unlock(&si->lock);
-		err = d->punch(si, idx);
-		assert(err <= 0);
-		pthread_mutex_lock(&si->lock);
-		cluster_unpark_locked(si, idx, err);
-	}
-	pthread_mutex_unlock(&si->lock);
 }
 
 void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx)

@@ -10,10 +10,13 @@
  * its entries by.  A named path is a block device (opened O_EXCL, so that
  * nothing else uses it meanwhile) or a regular file (created 0600 when
  * missing and removed again at the end; an existing one must belong to the
- * user and must not be a symbolic link).  Each process of a tree has its
- * own runtime until they share one: a file that another uswap process holds
- * (flock) is replaced, for this process, by an unnamed file in the same
- * directory, so that it lands on the same file system and node.
+ * user and must not be a symbolic link).  A file uswap creates is unlinked
+ * as soon as it is open, as the default one is made with O_TMPFILE: nothing
+ * is left behind, whatever happens to the process, and each process of a
+ * tree makes its own at the same path until they share one runtime.  An
+ * existing file that another uswap process holds (flock) is replaced, for
+ * this process, by an unnamed file in the same directory, so that it lands
+ * on the same file system and node.
  *
  * Choosing a device.  swapdev.c keeps one list per NUMA node, as the
  * kernel does: by priority, high first, equal priorities in turn, a device
@@ -64,6 +67,7 @@ static int open_spec(struct uswap_runtime *rt, unsigned type,
 {
 	struct swap_info *si = &rt->swap[type];
 	int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW, fd;
+	bool created = false;
 	struct stat st;
 
 	*blk = false;
@@ -86,7 +90,7 @@ static int open_spec(struct uswap_runtime *rt, unsigned type,
 		}
 	} else if (errno == ENOENT) {
 		flags |= O_CREAT | O_EXCL;
-		rt->swap_unlink[type] = true;
+		created = true;
 	} else {
 		return -errno;
 	}
@@ -94,19 +98,17 @@ static int open_spec(struct uswap_runtime *rt, unsigned type,
 	si->direct = fd >= 0;
 	if (fd < 0 && errno == EINVAL && !sp->direct)
 		fd = open(sp->path, flags, 0600);
-	if (fd < 0) {
-		int err = -errno;
-
-		rt->swap_unlink[type] = false;
-		return err;
-	}
+	if (fd < 0)
+		return -errno;
+	if (created)
+		unlink(sp->path);	/* ours alone, and never left behind */
 	if (*blk) {
 		uint64_t bytes = 0;
 
 		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
 			bytes = 0;
 		*size = *size ? MIN(*size, bytes) : bytes;
-	} else if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	} else if (!created && flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		close(fd);
 		return -EBUSY;	/* another uswap process holds it */
 	} else if (ftruncate(fd, (off_t)*size) < 0) {
@@ -297,9 +299,6 @@ void swapoff_all(struct uswap_runtime *rt)
 		swap_avail_destroy(rt->avail);
 	rt->avail = NULL;
 	for (k = 0; k < rt->nr_swap; k++) {
-		if (rt->swap_unlink[k])
-			unlink(rt->swap[k].path);
-		rt->swap_unlink[k] = false;
 		swap_file_close(&rt->swap[k]);
 		swap_info_destroy(&rt->swap[k]);
 	}

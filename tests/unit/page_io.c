@@ -19,6 +19,7 @@
  *    unprovisioned, are provisioned and used again and read back right;
  *    a context's own cluster is parked only when released; a failing
  *    discard leaves the cluster provisioned; EOPNOTSUPP turns parking off;
+ *    an allocation discards only a few of many parked clusters;
  *  - two threads allocating, writing, verifying and freeing while a third
  *    runs the discard queue: no write is ever destroyed by a discard.
  *
@@ -626,6 +627,53 @@ static void test_discard(void)
 	free(buf);
 }
 
+/*
+ * An allocation discards a few parked clusters, not all of them: a large
+ * free does not stall it; the rest waits for swap_discard_run().
+ */
+static void test_discard_batch(void)
+{
+	struct swap_io *io = io_new(16, false);
+	char *buf = xalloc(SWAP_CLUSTER_BYTES);
+	struct swap_alloc_ctx ctx;
+	struct swap_info si;
+	uint32_t k, off;
+	uint64_t n;
+
+	if (!can_punch()) {
+		swap_io_destroy(io);
+		free(buf);
+		return;
+	}
+	dev_open(&si, 32u << 20);	/* 16 clusters */
+	if (swap_discard_enable(&si))
+		t_fail("swap_discard_enable");
+	swap_alloc_ctx_init(&ctx);
+	for (k = 0; k < si.nr_clusters; k++)
+		fill_cluster(&si, &ctx, io, buf, 400 + k);
+	for (k = 0; k < si.nr_clusters; k++)
+		swap_slot_free(&si, k << SWAP_CLUSTER_SHIFT, SWAP_CLUSTER_SLOTS);
+	if (si.discard->nr != si.nr_clusters)
+		t_fail("not every freed cluster parked");
+	if (swap_slot_alloc(&si, &ctx, 0, &off))
+		t_fail("alloc with only parked clusters");
+	n = swap_discard_count(&si);
+	if (n == 0 || n >= si.nr_clusters || si.discard->nr != si.nr_clusters - n)
+		t_fail("one allocation discarded %" PRIu64 " of %u parked clusters",
+		       n, si.nr_clusters);
+	swap_slot_free(&si, off, 1);
+	swap_alloc_ctx_release(&si, &ctx);
+	swap_discard_run(&si);
+	if (si.discard->nr || swap_discard_count(&si) != si.nr_clusters + 1)
+		t_fail("swap_discard_run left %u parked", si.discard->nr);
+	if (blocks_of(si.fd) >= SWAP_CLUSTER_BYTES)
+		t_fail("%" PRIu64 " bytes still allocated after discarding "
+		       "every cluster", blocks_of(si.fd));
+	dev_close(&si);
+	swap_io_destroy(io);
+	free(buf);
+}
+
 /* --- discard racing with allocation --- */
 
 #define RACE_LIVE	6
@@ -780,6 +828,7 @@ int main(int argc, char **argv)
 	test_round_trips();
 	test_errors();
 	test_discard();
+	test_discard_batch();
 	test_discard_race();
 
 	rmdir(dir);
