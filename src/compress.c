@@ -133,8 +133,8 @@ static bool parse_int(const char *s, long *v)
 	return true;
 }
 
-int comp_parse(const char *spec, enum comp_alg *alg, int *level, char *err,
-	       size_t errlen)
+static int parse_spec(const char *spec, enum comp_alg *alg, int *level,
+		      char *err, size_t errlen)
 {
 	const char *colon, *num;
 	char range[48];
@@ -195,6 +195,20 @@ int comp_parse(const char *spec, enum comp_alg *alg, int *level, char *err,
 	*alg = (enum comp_alg)a;
 	*level = (int)v;
 	return 0;
+}
+
+int comp_parse(const char *spec, enum comp_alg *alg, int *level, char *err,
+	       size_t errlen)
+{
+	int ret = parse_spec(spec, alg, level, err, errlen);
+	char *c;
+
+	/* The message quotes the spec: keep it on one line whatever it holds. */
+	if (ret && err && errlen)
+		for (c = err; *c; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f)
+				*c = '?';
+	return ret;
 }
 
 /* --- contexts ---------------------------------------------------------- */

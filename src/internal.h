@@ -150,11 +150,13 @@ struct swap_dev_stat {
 
 /*
  * A reclaimer's device choice (swapon.c): its allocation context on each
- * device and the device it is using for a node during one batch.
+ * device and the device it is using for a node, for up to a cluster of
+ * slots.
  */
 struct swap_pick {
 	struct swap_alloc_ctx ctx[SWAP_MAX_TYPES];
 	int node, dev;
+	uint32_t used;		/* slots taken from dev since it was picked */
 };
 
 struct vmstat {
@@ -190,6 +192,7 @@ struct uswap_runtime {
 	unsigned nr_swap;
 	const char *swap_kind[SWAP_MAX_TYPES];	/* "file", "partition", "virtual" */
 	_Atomic bool swap_dev_full[SWAP_MAX_TYPES];
+	_Atomic bool swap_dev_failed[SWAP_MAX_TYPES];	/* writes fail: unused */
 	struct swap_dev_stat swapstat[SWAP_MAX_TYPES];
 	struct swap_avail *avail;		/* per-node device lists */
 	unsigned nr_nodes, nr_cpus;
@@ -236,6 +239,9 @@ int prim_zap_ranges(const struct iovec *iov, size_t n);
 void *prim_alloc(size_t len);		/* internal memory: zeroed, page-rounded */
 void prim_free(void *p, size_t len);
 ssize_t prim_pwritev(int fd, const struct iovec *iov, int n, off_t off);
+/* Tests: make every write to fd fail with EIO (-1: none). */
+void prim_inject_write_eio(int fd);
+bool prim_write_fails(int fd);
 ssize_t prim_pread(int fd, void *buf, size_t len, off_t off);
 uint64_t prim_now_us(void);
 
@@ -326,6 +332,8 @@ void swap_release_slots(void *arg, swp_entry_t e, uint32_t nr);
 int swap_node_now(struct uswap_runtime *rt);
 void swap_count_io(struct uswap_runtime *rt, unsigned dev, bool write,
 		   uint32_t pages, uint64_t us);
+/* A write to dev failed: take it out of use (logged once). */
+void swap_device_error(struct uswap_runtime *rt, unsigned dev, int err);
 
 /* Free the swap entries of pages [page, page+nr) of r and clear them. */
 void region_free_entries(struct region *r, uint32_t page, uint32_t nr);
@@ -338,12 +346,13 @@ struct fault_thread;
 struct fault_thread *fault_thread_alloc(struct uswap_runtime *rt, void *buf);
 /*
  * Read the contents of nr pages named by entries (0: a zero page) into
- * buf, from the pool or the device.  *pool_pages gets how many came from
+ * buf, from the pool or the device (through io; NULL: plain preads).  *pool_pages gets how many came from
  * the pool.  0, -EBADMSG (a corrupt pool object) or -errno (I/O).
  */
+struct swap_io;
 int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
-		      const swp_entry_t *entries, unsigned nr, void *buf,
-		      unsigned *pool_pages);
+		      struct swap_io *io, const swp_entry_t *entries,
+		      unsigned nr, void *buf, unsigned *pool_pages);
 void fault_thread_free(struct fault_thread *ft);
 void *fault_thread_main(void *arg);
 

@@ -30,11 +30,14 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "swap_io.h"
 
 struct fault_thread {
 	struct uswap_runtime *rt;
 	void *buf;			/* one folio, for swap-in */
 	struct zswap_ctx *zc;		/* decompression, with a pool */
+	struct swap_io *io;		/* its own ring: reads never queue
+					   behind the reclaimer's writes */
 	swp_entry_t entries[MAX_FOLIO_PAGES];
 };
 
@@ -57,8 +60,8 @@ static void fault_repair(struct uswap_runtime *rt, uintptr_t addr)
 }
 
 int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
-		      const swp_entry_t *entries, unsigned nr, void *buf,
-		      unsigned *pool_pages)
+		      struct swap_io *io, const swp_entry_t *entries,
+		      unsigned nr, void *buf, unsigned *pool_pages)
 {
 	unsigned i = 0;
 
@@ -94,8 +97,8 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 			run = (unsigned)n;
 		}
 		t0 = prim_now_us();
-		n = swap_read(&rt->swap[swp_type(e)], swp_offset(e), dst,
-			      (size_t)run << PAGE_SHIFT);
+		n = swap_io_read(io, &rt->swap[swp_type(e)], swp_offset(e), dst,
+				 (size_t)run << PAGE_SHIFT);
 		swap_count_io(rt, swp_type(e), false, n ? 0 : run,
 			      prim_now_us() - t0);
 		if (n)
@@ -165,8 +168,8 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	if (swapped) {
 		memcpy(ft->entries, &r->swp[page], nr * sizeof(swp_entry_t));
 		pthread_rwlock_unlock(&rt->op_lock);
-		err = swap_read_entries(rt, ft->zc, ft->entries, nr, ft->buf,
-					&pooled);
+		err = swap_read_entries(rt, ft->zc, ft->io, ft->entries, nr,
+					ft->buf, &pooled);
 		pthread_rwlock_rdlock(&rt->op_lock);
 		if (err == -EBADMSG) {
 			fault_corrupt(rt, r, f, fl, addr, len);
@@ -372,9 +375,11 @@ struct fault_thread *fault_thread_alloc(struct uswap_runtime *rt, void *buf)
 		return NULL;
 	ft->rt = rt;
 	ft->buf = buf;
+	ft->io = swap_io_create(4);
 	if (rt->zswap) {
 		ft->zc = zswap_ctx_create(rt->zswap);
 		if (!ft->zc) {
+			swap_io_destroy(ft->io);
 			prim_free(ft, sizeof(*ft));
 			return NULL;
 		}
@@ -386,15 +391,21 @@ void fault_thread_free(struct fault_thread *ft)
 {
 	if (ft->zc)
 		zswap_ctx_destroy(ft->rt->zswap, ft->zc);
+	swap_io_destroy(ft->io);
 	prim_free(ft, sizeof(*ft));
 }
 
-/* The fault thread: read messages in batches, resolve each. */
+/*
+ * The fault thread: read one message, resolve it.  One at a time: a thread
+ * may wait in memcg_charge() for reclaim, and a message it had read ahead
+ * would wait with it, although another thread could serve it (it may be
+ * the very fault reclaim waits for).
+ */
 void *fault_thread_main(void *arg)
 {
 	struct fault_thread *ft = arg;
 	struct uswap_runtime *rt = ft->rt;
-	struct uffd_msg msgs[16];
+	struct uffd_msg msgs[1];	/* one at a time: see below */
 	struct pollfd pfd[2];
 
 	pfd[0].fd = rt->uffd;

@@ -226,6 +226,38 @@ EXPORT int uswap_munmap(struct uswap_runtime *rt, void *addr, size_t len)
 	return 0;
 }
 
+/*
+ * A resident folio that lost part of its pages to MADV_DONTNEED gets them
+ * back as zeros at once: reclaim reads whole folios (pwritev, compression)
+ * and must never fault on a hole, since the fault would wait for a fault
+ * thread that may itself wait for reclaim.  Only the folios at the ends of
+ * [a, b) can be partial.  op_lock held (write).
+ */
+static void refill_partial(struct uswap_runtime *rt, struct region *r,
+			   uintptr_t a, uintptr_t b)
+{
+	uint32_t ends[2] = { folio_index(r, a), folio_index(r, b - 1) }, page;
+	unsigned k;
+
+	for (k = 0; k < 2; k++) {
+		struct folio *f = &r->folios[ends[k]];
+		uint32_t fl = atomic_load(&f->flags);
+		uintptr_t fs, s, e;
+		size_t flen;
+
+		if (k && ends[1] == ends[0])
+			break;
+		if (folio_state(fl) != FOLIO_RESIDENT)
+			continue;
+		folio_range(r, ends[k], &fs, &flen, &page);
+		s = MAX(a, fs);
+		e = MIN(b, fs + flen);
+		if (s < e)
+			prim_uffd_copy(rt->uffd, s, rt->zero_buf, e - s,
+				       rt->have_wp && (fl & F_ARMED), NULL);
+	}
+}
+
 EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 			 int advice)
 {
@@ -254,6 +286,13 @@ EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 	}
 	prim_madvise(addr, len, advice == MADV_REMOVE ? MADV_REMOVE :
 		     MADV_DONTNEED);
+	for (i = 0; i < rt->nr_regions; i++) {
+		struct region *r = rt->regions[i];
+		uintptr_t a = MAX(s, r->start), b = MIN(e, r->end);
+
+		if (a < b)
+			refill_partial(rt, r, a, b);
+	}
 	settle_done(rt);
 	return 0;
 }

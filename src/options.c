@@ -100,6 +100,10 @@ opt_err(char *err, size_t errlen, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
+	/* Messages quote values: keep them on one line whatever they hold. */
+	for (; *err; err++)
+		if ((unsigned char)*err < 0x20 || *err == 0x7f)
+			*err = '?';
 }
 
 /* A size as the user would write it: "64M", "1536K", or bytes. */
@@ -370,7 +374,11 @@ static int set_swap(struct uswap_options *opt, const char *label,
 		if (!n)
 			continue;
 		if (swap_spec_parse(line, &spec, why, sizeof(why))) {
-			opt_err(err, errlen, "%s", why);
+			/* why names --swap: from the environment, name the variable. */
+			if (strncmp(label, "--", 2))
+				opt_err(err, errlen, "%s: %s", label, why);
+			else
+				opt_err(err, errlen, "%s", why);
 			return -EINVAL;
 		}
 		if (used + n + 2 > sizeof(opt->swap)) {

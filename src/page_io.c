@@ -15,14 +15,15 @@
  * program's own pages, or prim_alloc'd buffers).
  *
  * I/O contexts.  Every thread that does swap I/O owns a struct swap_io:
- * an io_uring instance, or nothing when io_uring cannot be used (kernel
- * older than 5.6 for the opcodes, io_uring_disabled, a seccomp filter, a
- * memlock limit) or when USWAP_NO_IO_URING=1 asks for pread/pwrite.  The
- * two modes give the same results; a NULL context is plain pread/pwrite
- * (swap_write() and swap_read(), and a child after fork, which must not
- * touch its parent's rings).  io_uring_queue_init does not allocate: it
- * mmaps the rings (raw system calls in liburing 2.3), and everything else
- * here comes from prim_alloc, so a context is safe on the fault path.
+ * an io_uring instance, or nothing when io_uring cannot be used (a kernel
+ * without it, kernel.io_uring_disabled, a seccomp filter, the memlock limit
+ * of kernels before 5.12) or when USWAP_NO_IO_URING=1 asks for pread and
+ * pwrite.  The two modes give the same results; a NULL context is plain
+ * pread/pwrite (swap_write() and swap_read(), and a child after fork, which
+ * must not touch its parent's rings: they are shared memory).  Creating a
+ * context belongs to thread start (getenv, a log line); its I/O allocates
+ * nothing: io_uring_queue_init mmaps the rings (raw system calls in liburing
+ * 2.3, no malloc) and the rest comes from prim_alloc.
  *
  * Writes go in batches: the reclaimer evicts a cluster's worth of folios
  * at once, as a few runs of contiguous slots; all of them are queued and

@@ -307,9 +307,30 @@ void prim_free(void *p, size_t len)
  * Raw system calls: the kernel reads the application's pages under the
  * write-protect protocol, which ThreadSanitizer's interceptors cannot see.
  */
+/*
+ * Fault injection for tests: writes to one descriptor fail with EIO (the
+ * runtime names it from USWAP_INJECT_WRITE_EIO, a device index).
+ */
+static _Atomic int inject_eio_fd = -1;
+
+void prim_inject_write_eio(int fd)
+{
+	inject_eio_fd = fd;
+}
+
+bool prim_write_fails(int fd)
+{
+	return unlikely(fd >= 0 && fd == atomic_load_explicit(&inject_eio_fd,
+							      memory_order_relaxed));
+}
+
 ssize_t prim_pwritev(int fd, const struct iovec *iov, int n, off_t off)
 {
-	ssize_t r = syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
+	ssize_t r;
+
+	if (prim_write_fails(fd))
+		return -EIO;
+	r = syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
 
 	return r < 0 ? -errno : r;
 }

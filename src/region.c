@@ -328,7 +328,13 @@ uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end)
 		all = (uint32_t)(len >> PAGE_SHIFT);
 		nr = folio_pages_in(r, i, start, end, &page);
 		if (folio_state(fl) == FOLIO_RESIDENT) {
-			dropped += nr;
+			/*
+			 * A folio is charged whole while resident: a page
+			 * dropped from it comes back as zeros inside it
+			 * (fault_repair), uncharged only with the folio.
+			 */
+			if (nr == all)
+				dropped += nr;
 			if (fl & F_CLEAN) {
 				/* The copy no longer matches: forget it all. */
 				region_free_entries(r, p0, all);

@@ -104,8 +104,9 @@ static uint64_t materialize(struct uswap_runtime *rt)
 			while (p + run < r->nr_pages && run < MAX_FOLIO_PAGES &&
 			       r->swp[p + run] == e + run)
 				run++;
-			if (swap_read_entries(rt, rt->fork_zctx, &r->swp[p], run,
-					      (void *)addr, &pooled))
+			/* No ring: the parent's rings are shared memory. */
+			if (swap_read_entries(rt, rt->fork_zctx, NULL, &r->swp[p],
+					      run, (void *)addr, &pooled))
 				uswap_log("fork: cannot read swapped memory at %p into the child",
 					  (void *)addr);
 			pages += run;

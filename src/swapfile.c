@@ -213,6 +213,32 @@ static void cluster_list_add(struct swap_info *si, uint32_t idx,
 	l->nr++;
 }
 
+/*
+ * Put an unprovisioned cluster on FREE after the provisioned ones at its
+ * head.  A walk over those: discards are rare next to allocations.
+ */
+static void cluster_add_free_unprovisioned(struct swap_info *si, uint32_t idx)
+{
+	struct swap_cluster_list_head *l = &si->lists[CLUSTER_FREE];
+	struct swap_cluster *c = &si->clusters[idx];
+	uint32_t prev = CLUSTER_NONE, next = l->head;
+
+	while (next != CLUSTER_NONE && si->clusters[next].provisioned) {
+		prev = next;
+		next = si->clusters[next].next;
+	}
+	if (prev == CLUSTER_NONE || next == CLUSTER_NONE) {
+		cluster_list_add(si, idx, CLUSTER_FREE, prev == CLUSTER_NONE);
+		return;
+	}
+	c->list = CLUSTER_FREE;
+	c->prev = prev;
+	c->next = next;
+	si->clusters[prev].next = idx;
+	si->clusters[next].prev = idx;
+	l->nr++;
+}
+
 static void cluster_move(struct swap_info *si, uint32_t idx,
 			 enum swap_cluster_list list, bool head)
 {
@@ -484,8 +510,16 @@ static void cluster_unpark_locked(struct swap_info *si, uint32_t idx, int err)
 		if (err == -EOPNOTSUPP || err == -ENOTTY || err == -ENOSYS)
 			d->off = true;
 	}
+	/*
+	 * Still provisioned (the punch failed): at the head, reused first;
+	 * discarded: behind the provisioned free clusters at the head, ahead
+	 * of those never used (the FREE order).
+	 */
 	cluster_list_del(si, idx);
-	cluster_list_add(si, idx, CLUSTER_FREE, true);
+	if (err)
+		cluster_list_add(si, idx, CLUSTER_FREE, true);
+	else
+		cluster_add_free_unprovisioned(si, idx);
 }
 
 /*

@@ -22,10 +22,10 @@
  * kernel does: by priority, high first, equal priorities in turn, a device
  * attached to the node promoted on that node's list.  The node is the one
  * of the memory going out (policy "page") or of the reclaiming thread
- * ("cpu").  A reclaimer keeps using the device it got for a node for the
- * rest of a batch, so that consecutive folios go to consecutive slots and
- * out in one write; the next batch asks the list again, which rotates
- * equals.  A device with no slot left leaves the lists and comes back when
+ * ("cpu").  A reclaimer keeps using the device it got for a node for a
+ * cluster's worth of slots (2 MiB), so that consecutive folios go to
+ * consecutive slots and out in one write; then it asks the list again,
+ * which rotates equals (the kernel's per-CPU cluster does the same).  A device with no slot left leaves the lists and comes back when
  * a slot is freed.  A large folio needs 2^order contiguous slots on one
  * device; when no device has such a run, it is split: each page gets a
  * slot of its own (thp_swpout_fallback, mthp_*_swpout_fallback).
@@ -34,6 +34,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
@@ -41,6 +42,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "swap_io.h"
 #include "swapdev.h"
 
 static int provision(struct swap_info *si, uint32_t cluster)
@@ -163,6 +165,12 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	}
 	si->fd = fd;
 	si->provision = blk ? NULL : provision;
+	if (sp->discard) {
+		err = swap_discard_enable(si);
+		if (err)
+			uswap_log("swap device %s: discard unavailable (%s); going on without",
+				  sp->path, strerror(-err));
+	}
 	_Static_assert(sizeof(si->path) == sizeof(sp->path), "path sizes");
 	memcpy(si->path, sp->path, sizeof(si->path));
 	rt->swap_kind[type] = blk ? "partition" : "file";
@@ -217,6 +225,21 @@ static void read_cpu_nodes(struct uswap_runtime *rt, const char *root)
 	rt->nr_cpus = (unsigned)MIN(MAX(cpus, 1L), (long)MAX_CPUS);
 	for (c = 0; c < rt->nr_cpus; c++)
 		rt->cpu_node[c] = (int16_t)MAX(sysfs_cpu_node(root, c), 0);
+}
+
+/* Tests: USWAP_INJECT_WRITE_EIO=N makes writes to device N fail. */
+static void inject_faults(struct uswap_runtime *rt)
+{
+	const char *v = getenv("USWAP_INJECT_WRITE_EIO");
+	char *end;
+	long dev;
+
+	if (!v || !*v)
+		return;
+	dev = strtol(v, &end, 10);
+	if (*end || dev < 0 || dev >= (long)rt->nr_swap)
+		return;
+	prim_inject_write_eio(rt->swap[dev].fd);
 }
 
 int swapon_all(struct uswap_runtime *rt)
@@ -288,6 +311,7 @@ int swapon_all(struct uswap_runtime *rt)
 	}
 	for (k = 0; k < rt->nr_swap; k++)
 		rt->swap[k].prio = swap_avail_prio(rt->avail, k);
+	inject_faults(rt);
 	return 0;
 }
 
@@ -327,8 +351,26 @@ void swap_release_slots(void *arg, swp_entry_t e, uint32_t nr)
 
 	swap_slot_free(&rt->swap[dev], swp_offset(e), nr);
 	if (atomic_load(&rt->swap_dev_full[dev]) &&
+	    !atomic_load(&rt->swap_dev_failed[dev]) &&
 	    atomic_exchange(&rt->swap_dev_full[dev], false))
 		swap_avail_room(rt->avail, dev);
+}
+
+/*
+ * Writes to dev fail: it leaves every list for good, as a device the
+ * kernel cannot write to is no use.  What it holds already stays
+ * readable; folios whose write failed stay resident and go elsewhere
+ * next time.
+ */
+void swap_device_error(struct uswap_runtime *rt, unsigned dev, int err)
+{
+	if (atomic_exchange(&rt->swap_dev_failed[dev], true))
+		return;
+	uswap_log("swap device %s: write failed (%s): taken out of use; "
+		  "its folios stay resident or go to the next device",
+		  rt->swap[dev].path, strerror(-err));
+	atomic_store(&rt->swap_dev_full[dev], true);
+	swap_avail_full(rt->avail, dev);
 }
 
 static void note_peak(struct uswap_runtime *rt, unsigned dev)
@@ -374,8 +416,11 @@ static bool alloc_run(struct uswap_runtime *rt, struct swap_pick *pick,
 	int dev;
 
 	if (pick->node == node && pick->dev >= 0 &&
-	    alloc_on(rt, pick->ctx, (unsigned)pick->dev, order, nr, ents))
+	    pick->used < SWAP_CLUSTER_SLOTS &&
+	    alloc_on(rt, pick->ctx, (unsigned)pick->dev, order, nr, ents)) {
+		pick->used += nr;
 		return true;
+	}
 	for (tries = 0; tries < 2 * rt->nr_swap; tries++) {
 		dev = swap_avail_next(rt->avail, node);
 		if (dev < 0)
@@ -383,6 +428,7 @@ static bool alloc_run(struct uswap_runtime *rt, struct swap_pick *pick,
 		if (alloc_on(rt, pick->ctx, (unsigned)dev, order, nr, ents)) {
 			pick->node = node;
 			pick->dev = dev;
+			pick->used = nr;
 			return true;
 		}
 	}

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "swap_io.h"
 
 #define BATCH_PAGES	512u	/* one 2 MiB cluster per batch */
 #define SCAN_FACTOR	4u	/* scan at most this many batches' worth */
@@ -129,6 +130,11 @@ struct reclaimer {
 	struct zswap_ctx *zc;		/* compression, with a pool */
 	struct iovec iov[MAX_BATCH_PAGES];
 	swp_entry_t ents[MAX_BATCH_PAGES];	/* the victims' new slots */
+	struct swap_io *io;		/* io_uring, or plain I/O */
+	struct swap_io_req reqs[MAX_BATCH_PAGES], batch[MAX_BATCH_PAGES];
+	struct swap_io_req *sub[MAX_BATCH_PAGES];
+	unsigned req_victims[MAX_BATCH_PAGES][2];	/* first, last victim */
+	unsigned nr_reqs;
 	void *pages[MAX_VICTIMS];	/* move_pages: where victims live */
 	int nodes[MAX_VICTIMS];
 	uint32_t arm[MAX_VICTIMS];
@@ -320,7 +326,6 @@ static int alloc_victim_slots(struct reclaimer *rc, unsigned nv)
 	int nospace = 0;
 
 	victim_nodes(rc, nv);
-	rc->pick.node = -2;	/* a new batch asks the device lists again */
 	for (k = 0; k < nv; k++) {
 		struct victim *v = &rc->victims[k];
 
@@ -417,22 +422,22 @@ static bool page_needs_write(struct reclaimer *rc, const struct victim *v,
 }
 
 /*
- * Write one run: pages of victims [k, ...) whose slots follow each other
- * on one device, from victim k page *p on.  Page addresses that follow
- * each other share an iovec.  Advances (*k, *p) past the run.
+ * Add one run to the batch: pages of victims [k, ...) whose slots follow
+ * each other on one device, from victim k page *p on.  Page addresses that
+ * follow each other share an iovec.  Advances (*k, *p) past the run.
  */
-static int write_run(struct reclaimer *rc, unsigned nv, unsigned *kp,
-		     uint32_t *pp, unsigned *last)
+static void add_run(struct reclaimer *rc, unsigned nv, unsigned *kp,
+		    uint32_t *pp, unsigned *niov_used)
 {
 	struct uswap_runtime *rt = rc->rt;
-	unsigned k = *kp, niov = 0;
+	unsigned k = *kp, niov = 0, first = k, last = k;
+	struct iovec *iov = &rc->iov[*niov_used];
 	uint32_t p = *pp, n = 0;
-	swp_entry_t first = rc->victims[k].ents[p], next = first;
+	swp_entry_t start = rc->victims[k].ents[p], next = start;
+	struct swap_io_req *req = &rc->reqs[rc->nr_reqs];
 	uintptr_t addr_next = 0;
-	uint64_t t0;
-	int err;
 
-	while (k < nv && niov < MAX_BATCH_PAGES) {
+	while (k < nv) {
 		struct victim *v = &rc->victims[k];
 		uintptr_t addr;
 
@@ -445,51 +450,92 @@ static int write_run(struct reclaimer *rc, unsigned nv, unsigned *kp,
 			break;
 		addr = v->addr + ((uintptr_t)p << PAGE_SHIFT);
 		if (niov && addr == addr_next) {
-			rc->iov[niov - 1].iov_len += PAGE_SIZE;
+			iov[niov - 1].iov_len += PAGE_SIZE;
 		} else {
-			rc->iov[niov].iov_base = (void *)addr;
-			rc->iov[niov].iov_len = PAGE_SIZE;
+			iov[niov].iov_base = (void *)addr;
+			iov[niov].iov_len = PAGE_SIZE;
 			niov++;
 		}
 		addr_next = addr + PAGE_SIZE;
 		next++;
 		n++;
-		*last = k;
+		last = k;
 		p++;
 	}
 	*kp = k;
 	*pp = p;
-	t0 = prim_now_us();
-	err = swap_write(&rt->swap[swp_type(first)], swp_offset(first), rc->iov,
-			 (int)niov, (size_t)n << PAGE_SHIFT);
-	swap_count_io(rt, swp_type(first), true, err ? 0 : n,
-		      prim_now_us() - t0);
-	return err;
+	*niov_used += niov;
+	*req = (struct swap_io_req){
+		.si = &rt->swap[swp_type(start)], .offset = swp_offset(start),
+		.iov = iov, .iovcnt = (int)niov, .len = (size_t)n << PAGE_SHIFT,
+	};
+	rc->req_victims[rc->nr_reqs][0] = first;
+	rc->req_victims[rc->nr_reqs][1] = last;
+	rc->nr_reqs++;
+}
+
+/*
+ * Submit every run at once (io_uring: all in flight together), then fail
+ * the victims of the runs that failed.  Writes to a device the tests made
+ * fail (prim_write_fails) fail here without being submitted.
+ */
+static void submit_runs(struct reclaimer *rc)
+{
+	struct uswap_runtime *rt = rc->rt;
+	unsigned i, n = 0, k;
+	uint64_t t0 = prim_now_us(), us;
+
+	for (i = 0; i < rc->nr_reqs; i++) {
+		rc->reqs[i].result = -EIO;
+		if (!prim_write_fails(rc->reqs[i].si->fd))
+			rc->sub[n++] = &rc->reqs[i];
+	}
+	for (i = 0; i < n; i++)
+		rc->batch[i] = *rc->sub[i];
+	swap_io_write_batch(rc->io, rc->batch, n);
+	for (i = 0; i < n; i++)
+		rc->sub[i]->result = rc->batch[i].result;
+	us = prim_now_us() - t0;
+	for (i = 0; i < rc->nr_reqs; i++) {
+		struct swap_io_req *req = &rc->reqs[i];
+		unsigned dev = req->si->type;
+
+		swap_count_io(rt, dev, true,
+			      req->result ? 0 : (uint32_t)(req->len >> PAGE_SHIFT),
+			      us);
+		if (!req->result)
+			continue;
+		swap_device_error(rt, dev, req->result);
+		for (k = rc->req_victims[i][0]; k <= rc->req_victims[i][1]; k++)
+			if (rc->victims[k].ents)
+				victim_write_failed(rc, &rc->victims[k],
+						    req->result);
+	}
 }
 
 /*
  * Store each dirty victim: slots first, then the pool takes what it will,
  * then the rest is written to the devices straight from the region, run by
- * run of consecutive slots (across victims).  A victim without room or
- * with a failed write loses its slots (ents NULL) and stays resident.
- * Returns -ENOSPC when some victim found no room.
+ * run of consecutive slots (across victims), every run in one batch.  A
+ * victim without room or with a failed write loses its slots (ents NULL)
+ * and stays resident.  Returns -ENOSPC when some victim found no room.
  */
 static int write_victims(struct reclaimer *rc, unsigned nv)
 {
 	struct uswap_runtime *rt = rc->rt;
 	bool device = rt->swap[0].fd >= 0;
-	unsigned k, first, last;
+	unsigned k, niov = 0;
 	uint32_t p;
 	int nospace;
 
 	nospace = alloc_victim_slots(rc, nv);
 	if (rt->zswap && rc->zc)
 		pool_victims(rc, nv);
+	rc->nr_reqs = 0;
 	k = 0;
 	p = 0;
 	while (k < nv) {
 		struct victim *v = &rc->victims[k];
-		int err;
 
 		if (p >= v->nr_pages || !page_needs_write(rc, v, p)) {
 			if (++p >= v->nr_pages) {
@@ -505,16 +551,10 @@ static int write_victims(struct reclaimer *rc, unsigned nv)
 			p = 0;
 			continue;
 		}
-		first = k;
-		last = k;
-		err = write_run(rc, nv, &k, &p, &last);
-		for (; first <= last; first++) {
-			struct victim *w = &rc->victims[first];
-
-			if (err && w->ents)
-				victim_write_failed(rc, w, err);
-		}
+		add_run(rc, nv, &k, &p, &niov);
 	}
+	if (rc->nr_reqs)
+		submit_runs(rc);
 	/* Every victim with slots left was stored whole. */
 	for (k = 0; k < nv; k++)
 		if (rc->victims[k].ents)
@@ -685,6 +725,7 @@ void *reclaim_thread_main(void *arg)
 	}
 	rc->rt = rt;
 	swap_pick_init(&rc->pick);
+	rc->io = swap_io_create(SWAP_IO_DEPTH_DEFAULT);
 	if (rt->zswap) {
 		rc->zc = zswap_ctx_create(rt->zswap);
 		if (!rc->zc)
@@ -695,6 +736,11 @@ void *reclaim_thread_main(void *arg)
 		uint64_t got;
 
 		if (!memcg_above_high(&rt->memcg)) {
+			unsigned k;
+
+			/* Idle: give freed clusters back (devices with discard). */
+			for (k = 0; k < rt->nr_swap; k++)
+				swap_discard_run(&rt->swap[k]);
 			reclaim_wait(rt, 100);
 			continue;
 		}
@@ -716,6 +762,7 @@ void *reclaim_thread_main(void *arg)
 		}
 	}
 	swap_pick_release(rt, &rc->pick);
+	swap_io_destroy(rc->io);
 	if (rc->zc)
 		zswap_ctx_destroy(rt->zswap, rc->zc);
 	prim_free(rc, sizeof(*rc));

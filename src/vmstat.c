@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "swap_io.h"
 
 static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_PGFAULT] = "pgfault",
@@ -256,7 +257,8 @@ static void write_swap_row(struct out *o, struct uswap_runtime *rt, unsigned k)
 		   "\"peak_used_kib\": %llu, \"prio\": %d, \"node\": %d, "
 		   "\"direct_io\": %s, \"pswpout\": %llu, \"pswpin\": %llu, "
 		   "\"write_p50_us\": %llu, \"write_p99_us\": %llu, "
-		   "\"read_p50_us\": %llu, \"read_p99_us\": %llu}",
+		   "\"read_p50_us\": %llu, \"read_p99_us\": %llu, "
+		   "\"discards\": %llu}",
 		   k ? ", " : "", si->path,
 		   rt->swap_kind[k] ? rt->swap_kind[k] : "file",
 		   (unsigned long long)si->nr_slots * (SWAP_SLOT_SIZE / 1024),
@@ -269,7 +271,8 @@ static void write_swap_row(struct out *o, struct uswap_runtime *rt, unsigned k)
 		   (unsigned long long)hist_percentile(st->wlat, 50),
 		   (unsigned long long)hist_percentile(st->wlat, 99),
 		   (unsigned long long)hist_percentile(st->rlat, 50),
-		   (unsigned long long)hist_percentile(st->rlat, 99));
+		   (unsigned long long)hist_percentile(st->rlat, 99),
+		   (unsigned long long)swap_discard_count(si));
 }
 
 EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)

@@ -6,6 +6,7 @@
 #ifndef USWAP_TESTLIB_H
 #define USWAP_TESTLIB_H
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +48,19 @@ static inline uint64_t t_size(const char *s)
 	if (uswap_size_parse(s, &v))
 		t_fail("bad size %s", s);
 	return v;
+}
+
+/* A runtime from opt: skip when userfaultfd is unavailable, fail on errors. */
+static inline struct uswap_runtime *t_runtime(const struct uswap_options *opt)
+{
+	struct uswap_runtime *rt;
+	int err = uswap_runtime_create(opt, &rt);
+
+	if (err == -EPERM || err == -ENOSYS)
+		t_skip("userfaultfd is not available");
+	if (err)
+		t_fail("uswap_runtime_create: %s", strerror(-err));
+	return rt;
 }
 
 /* xorshift64*: deterministic, per-thread. */

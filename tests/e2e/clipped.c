@@ -26,11 +26,7 @@ static void run(uint64_t folio, const char *zswap)
 	opt.folio_size = folio;
 	if (zswap && uswap_options_set(&opt, "zswap", zswap, why, sizeof(why)))
 		t_fail("%s", why);
-	err = uswap_runtime_create(&opt, &rt);
-	if (err == -EPERM || err == -ENOSYS)
-		t_skip("userfaultfd is not available");
-	if (err)
-		t_fail("uswap_runtime_create: %s", strerror(-err));
+	rt = t_runtime(&opt);
 	err = uswap_region_create(rt, n * T_PAGE, (void **)&base);
 	if (err)
 		t_fail("uswap_region_create: %s", strerror(-err));

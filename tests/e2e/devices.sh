@@ -8,6 +8,8 @@
 #    the reclaiming CPU's node decides;
 #  - files uswap created are removed at the end, an existing file is kept;
 #    a symbolic link and a bad spec are refused;
+#  - a device whose writes fail (EIO injected through the system-call
+#    layer) is taken out of use with a message, and nothing is lost;
 #  - a uswaptab gives the same devices as --swap.
 # Every run checks every byte (stress).
 B=${USWAP_BUILD:-build}
@@ -58,6 +60,12 @@ run 'out[0] > 0 and out[1] == 0' \
 USWAP_SYSFS_ROOT="$tmp/sys" \
 run 'out[0] == 0 and out[1] > 0' \
 	--max 32M --swap-node-policy page --swap "$tmp/a,node=1" --swap "$tmp/b,node=0" -- --size 128M --threads 2 --ops 4000
+echo "a device whose writes fail (EIO injected) is taken out of use, nothing lost"
+USWAP_INJECT_WRITE_EIO=0 \
+run 'out[0] == 0 and out[1] > 0 and v["swap_io_error"] > 0' \
+	--max 32M --swap "$tmp/a,prio=10" --swap "$tmp/b,prio=5" -- --size 128M --threads 2 --ops 4000
+grep -q "write failed (Input/output error): taken out of use" "$tmp/out" ||
+	{ echo "no log line about the failed device"; cat "$tmp/out"; exit 1; }
 echo "a uswaptab"
 printf '# two devices\n%s/a,prio=5   # first\n\n%s/b,prio=5\n' "$tmp" "$tmp" >"$tmp/tab"
 run 'min(out) > 0' --max 32M --swaptab "$tmp/tab" -- --size 128M --threads 2 --ops 2000

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "zsmalloc.h"
+#include "fuzzlib.h"
 
 #define POOL_BYTES	(4u << 20)
 #define MAX_LIVE	64
@@ -57,14 +58,6 @@ struct fuzz {
 
 static struct fuzz fz;
 
-#define CHECK(cond)							\
-	do {								\
-		if (!(cond)) {						\
-			fprintf(stderr, "zsmalloc_fuzz: %s:%d: %s\n",	\
-				__FILE__, __LINE__, #cond);		\
-			abort();					\
-		}							\
-	} while (0)
 
 static unsigned byte(void)
 {

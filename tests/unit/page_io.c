@@ -816,6 +816,12 @@ static void test_discard_race(void)
 	dev_close(&si);
 }
 
+/* Swap files have no name (O_TMPFILE): the directory is all there is. */
+static void remove_dir(void)
+{
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
@@ -824,6 +830,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "page_io: seed %" PRIu64 "\n", seed);
 	if (!mkdtemp(dir))
 		t_skip("cannot create a directory in /tmp");
+	atexit(remove_dir);
 
 	test_round_trips();
 	test_errors();
@@ -831,7 +838,6 @@ int main(int argc, char **argv)
 	test_discard_batch();
 	test_discard_race();
 
-	rmdir(dir);
 	fprintf(stderr, "page_io: all checks passed\n");
 	return T_PASS;
 }
