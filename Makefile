@@ -99,7 +99,7 @@ $(B)/obj $(B)/pic $(B)/tests/unit $(B)/tests/e2e $(B)/tests/fuzz $(B)/bench:
 	mkdir -p $@
 
 demo: deps all
-	$(B)/uswap run --max 64M --verbose --stats $(B)/demo-stats.json -- $(B)/bench/usemem --size 256M --verify
+	$(B)/uswap run --max 64M --zswap lz4 --verbose --stats $(B)/demo-stats.json -- $(B)/bench/usemem --size 256M --verify
 	@echo; echo "counters ($(B)/demo-stats.json):"; cat $(B)/demo-stats.json; echo
 
 check: deps all

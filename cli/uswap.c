@@ -921,15 +921,25 @@ static void finish_stats(const char *dir, const struct run_args *ra)
 			say("--stats %s: %s", ra->opt.stats_path,
 			    strerror(-err));
 	}
-	if (verbose && m.nr_docs)
-		say("pgfault %llu pgmajfault %llu pswpin %llu pswpout %llu resident_peak %llu MiB max %llu MiB rss_peak %llu MiB",
+	if (verbose && m.nr_docs) {
+		unsigned long long zin = counters_get(&m.vmstat, "zswpin"),
+				   zout = counters_get(&m.vmstat, "zswpout");
+		char pool[64] = "";
+
+		/* The pool's traffic, when there was a pool. */
+		if (zin || zout)
+			snprintf(pool, sizeof(pool), " zswpin %llu zswpout %llu",
+				 zin, zout);
+		say("pgfault %llu pgmajfault %llu pswpin %llu pswpout %llu%s resident_peak %llu MiB max %llu MiB rss_peak %llu MiB",
 		    (unsigned long long)counters_get(&m.vmstat, "pgfault"),
 		    (unsigned long long)counters_get(&m.vmstat, "pgmajfault"),
 		    (unsigned long long)counters_get(&m.vmstat, "pswpin"),
 		    (unsigned long long)counters_get(&m.vmstat, "pswpout"),
+		    pool,
 		    (unsigned long long)(counters_get(&m.vmstat, "resident_peak") >> 20),
 		    (unsigned long long)(counters_get(&m.vmstat, "max_bytes") >> 20),
 		    (unsigned long long)(m.rss_peak_kib >> 10));
+	}
 	for (i = 0; i < m.nr_docs; i++)
 		json_free(m.docs[i]);
 	free(m.docs);
