@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * swapdev.h - several swap devices (swapdev.c): the device spec and the
- * uswaptab file, the kernel's priority model with one availability list
- * per NUMA node, and the topology read from sysfs that places devices on
- * nodes.  Pure logic: nothing here opens a swap device or does I/O to one.
+ * swapdev.h - several swap devices, in three files: the device spec and
+ * the uswaptab file (swapspec.c), the kernel's priority model with one
+ * availability list per NUMA node (swapavail.c), and the topology read
+ * from sysfs that places devices on nodes (topology.c).  Pure logic:
+ * nothing here opens a swap device or does I/O to one.
  */
 #ifndef USWAP_SWAPDEV_H
 #define USWAP_SWAPDEV_H
 
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "swap.h"
 
@@ -143,5 +146,55 @@ int sysfs_blockdev_node(const char *root, unsigned major, unsigned minor);
  * btrfs, overlayfs and tmpfs have no block device of their own).
  */
 int sysfs_path_node(const char *root, const char *path);
+
+/* Helpers of swapspec.c and topology.c, which both read and parse files. */
+
+/*
+ * A decimal integer with an optional '-' in [lo, hi]: 0, -EINVAL when it
+ * is not one, -ERANGE when it is one out of range.
+ */
+static inline int swapdev_parse_int(const char *s, size_t len, long lo,
+				    long hi, int *out)
+{
+	bool neg = len && s[0] == '-', big = false;
+	long v = 0;
+	size_t i;
+
+	for (i = neg; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+		if (v > (LONG_MAX - 9) / 10)
+			big = true;
+		else
+			v = v * 10 + (s[i] - '0');
+	}
+	if (len == (size_t)neg)
+		return -EINVAL;
+	if (neg)
+		v = -v;
+	if (big || v < lo || v > hi)
+		return -ERANGE;
+	*out = (int)v;
+	return 0;
+}
+
+/* Read the whole of a small file into buf (len bytes): bytes read or -errno. */
+static inline ssize_t swapdev_read_all(int fd, char *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t r;
+
+	while (done < len) {
+		r = read(fd, buf + done, len - done);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			break;
+		done += (size_t)r;
+	}
+	return (ssize_t)done;
+}
 
 #endif /* USWAP_SWAPDEV_H */

@@ -18,7 +18,7 @@
  * this process, by an unnamed file in the same directory, so that it lands
  * on the same file system and node.
  *
- * Choosing a device.  swapdev.c keeps one list per NUMA node, as the
+ * Choosing a device.  swapavail.c keeps one list per NUMA node, as the
  * kernel does: by priority, high first, equal priorities in turn, a device
  * attached to the node promoted on that node's list.  The node is the one
  * of the memory going out (policy "page") or of the reclaiming thread
@@ -129,7 +129,7 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	struct swap_info *si = &rt->swap[type];
 	uint64_t size = sp->size ? sp->size : rt->opt.swap_size;
 	char dir[SWAP_PATH_MAX];
-	bool blk;
+	bool blk, direct;
 	int fd, err;
 
 	fd = open_spec(rt, type, sp, &size, &blk);
@@ -158,12 +158,14 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 		close(fd);
 		return -ENOSPC;
 	}
+	direct = si->direct;	/* swap_info_init clears it */
 	err = swap_info_init(si, type, size);
 	if (err) {
 		close(fd);
 		return err;
 	}
 	si->fd = fd;
+	si->direct = direct;
 	si->provision = blk ? NULL : provision;
 	if (sp->discard) {
 		err = swap_discard_enable(si);

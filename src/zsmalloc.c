@@ -42,30 +42,12 @@
  * object holding the chunks' handles; its entry holds (index handle, size).
  * Chunks and indexes are invisible outside this file.
  *
- * The arena.  Spans come from a buddy allocator over arena pages (orders
- * 0..4): a span of n pages takes a block of the next power of two and
- * gives the tail back.  Blocks beyond the frontier have never been used;
- * their metadata is untouched.  Page states, at a block's first page:
- *
- *	 beyond the frontier
- *	        | frontier_grow_locked()
- *	        v           span_get()              span_put()
- *	      FREE ------------------------> SPAN ------------> DIRTY
- *	        ^                             ^                   |  |
- *	        |                             +-------------------+  |
- *	        |                      span_get() of the same length |
- *	        +----------------------------------------------------+
- *	              arena_purge(): MADV_DONTNEED, back to the buddy
- *
- * A span that empties is not given back at once: up to dirty_max pages
- * of them stay mapped (DIRTY) so that the next span of that length costs
- * neither a madvise nor page faults (a freed raw page is followed by a
- * stored one all the time); past that, or at zs_compact(), they are
- * zapped in one batch.  The arena is twice max_bytes of address space so
- * that fragmentation of the address space is most unlikely to fill the
- * pool before its memory does: memory is limited by pool_pages, which
- * counts span pages (cached ones included) and the pages of pages[] and
- * handles[] up to their high-water marks, each charged before it is used.
+ * The arena.  Spans come from zs_arena.c: a buddy allocator over the
+ * pages of the arena, with a cache of empty spans that keeps them mapped
+ * for the next span of the same length.  Memory is limited by the pool's
+ * charge (struct zs_charge), which counts span pages (cached ones
+ * included) and the pages of pages[] and handles[] up to their high-water
+ * marks, each charged before it is used.
  *
  * Locking.  Three leaf locks; none is held while taking another:
  *
@@ -76,8 +58,8 @@
  *    an object half moved.  The class of an object follows from its size,
  *    which never changes, so a caller reads the entry, locks the class,
  *    then reads the entry again for the location.
- *  - arena_lock protects the buddy lists, the frontier, the dirty cache and
- *    the kind / order / npages of pages[] entries.
+ *  - arena.lock (zs_arena.c) protects the buddy lists, the frontier, the
+ *    dirty cache and the kind / order / npages of pages[] entries.
  *  - handle_lock protects the handle free list and handles_hwm.
  *
  * Compaction drops the class lock after emptying each source span, so it
@@ -85,10 +67,9 @@
  */
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/uio.h>
 
 #include "internal.h"
+#include "zs_arena.h"
 #include "zsmalloc.h"
 
 #define ZS_ALIGN		16u	/* slot size step */
@@ -97,18 +78,13 @@
 #define ZS_HUGE_IDX		ZS_NR_SLOT_CLASSES
 #define ZS_NR_CLASSES		(ZS_NR_SLOT_CLASSES + 1)
 #define ZS_HUGE_MIN		(ZS_NR_SLOT_CLASSES * ZS_ALIGN - ZS_HDR + 1)
-#define ZS_MAX_ORDER		4u
-#define ZS_MAX_SPAN_PAGES	(1u << ZS_MAX_ORDER)
 #define ZS_MAX_CHUNKS		(ZS_MAX_OBJECT / PAGE_SIZE)
 #define ZS_NR_BANDS		8u
 #define ZS_FULL			ZS_NR_BANDS	/* list index of full spans */
 #define ZS_NR_LISTS		(ZS_NR_BANDS + 1)
 #define ZS_NO_BAND		0xffu		/* on no list */
-#define ZS_DIRTY_MAX		64u		/* pages of cached empty spans */
-#define ZS_PURGE_BATCH		64u
 #define ZS_MAX_POOL_PAGES	(1ull << 28)	/* 1 TiB */
 
-#define NIL			UINT32_MAX
 #define NO_SLOT			0xffffu
 
 #define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
@@ -124,32 +100,6 @@
 #define H_SMALL_SIZE_SHIFT	44
 #define H_LARGE_SIZE_SHIFT	32
 
-enum zs_page_kind {
-	ZS_PG_NONE,		/* inside a block, or beyond the frontier */
-	ZS_PG_FREE,		/* first page of a free buddy block */
-	ZS_PG_SPAN,		/* first page of a span owned by a class */
-	ZS_PG_DIRTY,		/* first page of an empty span, still mapped */
-	ZS_PG_PURGING,		/* first page of a span being zapped */
-};
-
-/*
- * Metadata of one arena page; only a block's first page uses its entry.
- * next/prev link it on a buddy list, a dirty list (arena_lock) or a
- * fullness list of its class (class->lock).
- */
-struct zs_page {
-	uint32_t next, prev;
-	uint32_t handle;	/* huge span: the handle of its object */
-	uint16_t inuse;		/* objects in the span */
-	uint16_t nr_init;	/* slots ever handed out */
-	uint16_t free_slot;	/* first free slot below nr_init */
-	uint16_t class_idx;
-	uint8_t kind;		/* enum zs_page_kind, arena_lock */
-	uint8_t order;		/* free block: its order, arena_lock */
-	uint8_t npages;		/* span: its length, arena_lock */
-	uint8_t band;		/* span: the list it is on, class->lock */
-};
-
 /* One cache line or more each: the locks of two classes do not share one. */
 struct size_class {
 	pthread_mutex_t lock;	/* see the top of the file */
@@ -163,21 +113,8 @@ struct size_class {
 } __attribute__((aligned(64)));
 
 struct zs_pool {
-	char *arena;
-	uint32_t arena_pages;
-	uint64_t max_pages;
-	_Atomic uint64_t pool_pages;	/* memory charged, pages */
-	void (*account)(void *arg, long delta_pages);
-	void *account_arg;
-
-	/* Under arena_lock: */
-	pthread_mutex_t arena_lock;
-	struct zs_page *pages;		/* arena_pages entries */
-	uint32_t free_area[ZS_MAX_ORDER + 1];
-	uint32_t frontier;		/* pages ever given to the buddy */
-	uint64_t meta_pages;		/* pages of pages[] charged */
-	uint32_t dirty[ZS_MAX_SPAN_PAGES + 1];	/* by span length */
-	uint32_t dirty_pages, dirty_max;
+	struct zs_charge charge;	/* memory charged, pages */
+	struct zs_arena arena;		/* see zs_arena.c */
 
 	/*
 	 * Under handle_lock: the free list and handles_hwm.  The entry of a
@@ -243,32 +180,6 @@ static void h_set(struct zs_pool *pool, uint32_t h, uint64_t e)
 	atomic_store_explicit(&pool->handles[h], e, memory_order_release);
 }
 
-/* ---- memory charged ---- */
-
-/* Charge n pages of pool memory; false if that would pass max_pages. */
-static bool pool_charge(struct zs_pool *pool, uint64_t n)
-{
-	uint64_t cur = atomic_load(&pool->pool_pages);
-
-	do {
-		if (cur + n > pool->max_pages)
-			return false;
-	} while (!atomic_compare_exchange_weak(&pool->pool_pages, &cur,
-					       cur + n));
-	if (pool->account)
-		pool->account(pool->account_arg, (long)n);
-	return true;
-}
-
-static void pool_uncharge(struct zs_pool *pool, uint64_t n)
-{
-	if (!n)
-		return;
-	atomic_fetch_sub(&pool->pool_pages, n);
-	if (pool->account)
-		pool->account(pool->account_arg, -(long)n);
-}
-
 /* ---- handles ---- */
 
 /* A new handle, its entry not yet set; 0 when out of handles or memory. */
@@ -288,7 +199,8 @@ static uint32_t handle_alloc(struct zs_pool *pool)
 		need = DIV_ROUND_UP(((uint64_t)h + 1) * sizeof(uint64_t),
 				    PAGE_SIZE);
 		if (need > pool->handle_pages) {
-			if (pool_charge(pool, need - pool->handle_pages))
+			if (pool_charge(&pool->charge,
+					need - pool->handle_pages))
 				pool->handle_pages = need;
 			else
 				h = 0;
@@ -310,250 +222,6 @@ static void handle_free(struct zs_pool *pool, uint32_t h)
 			      memory_order_relaxed);
 	pool->handle_free = h;
 	pthread_mutex_unlock(&pool->handle_lock);
-}
-
-/* ---- lists of pages (buddy, dirty, fullness), linked through pages[] ---- */
-
-static void page_list_add(struct zs_pool *pool, uint32_t *head, uint32_t p)
-{
-	struct zs_page *pg = &pool->pages[p];
-
-	pg->prev = NIL;
-	pg->next = *head;
-	if (*head != NIL)
-		pool->pages[*head].prev = p;
-	*head = p;
-}
-
-static void page_list_del(struct zs_pool *pool, uint32_t *head, uint32_t p)
-{
-	struct zs_page *pg = &pool->pages[p];
-
-	if (pg->prev != NIL)
-		pool->pages[pg->prev].next = pg->next;
-	else
-		*head = pg->next;
-	if (pg->next != NIL)
-		pool->pages[pg->next].prev = pg->prev;
-}
-
-/* ---- the arena: a buddy allocator of pages ---- */
-
-static void block_push_locked(struct zs_pool *pool, uint32_t p, unsigned order)
-{
-	pool->pages[p].kind = ZS_PG_FREE;
-	pool->pages[p].order = (uint8_t)order;
-	page_list_add(pool, &pool->free_area[order], p);
-}
-
-/* Give the buddy one more block of the largest order, charging pages[]. */
-static bool frontier_grow_locked(struct zs_pool *pool)
-{
-	uint32_t end = pool->frontier + ZS_MAX_SPAN_PAGES;
-	uint64_t need;
-
-	if (end > pool->arena_pages)
-		return false;
-	need = DIV_ROUND_UP((uint64_t)end * sizeof(struct zs_page), PAGE_SIZE);
-	if (need > pool->meta_pages) {
-		if (!pool_charge(pool, need - pool->meta_pages))
-			return false;
-		pool->meta_pages = need;
-	}
-	block_push_locked(pool, pool->frontier, ZS_MAX_ORDER);
-	pool->frontier = end;
-	return true;
-}
-
-static uint32_t block_alloc_locked(struct zs_pool *pool, unsigned order)
-{
-	unsigned o = order;
-	uint32_t p;
-
-	zs_assert_locked(&pool->arena_lock);
-	while (o <= ZS_MAX_ORDER && pool->free_area[o] == NIL)
-		o++;
-	if (o > ZS_MAX_ORDER) {
-		if (!frontier_grow_locked(pool))
-			return NIL;
-		o = ZS_MAX_ORDER;
-	}
-	p = pool->free_area[o];
-	page_list_del(pool, &pool->free_area[o], p);
-	pool->pages[p].kind = ZS_PG_NONE;
-	while (o > order) {
-		o--;
-		block_push_locked(pool, p + (1u << o), o);
-	}
-	return p;
-}
-
-/* Free a naturally aligned block, merging it with its free buddies. */
-static void block_free_locked(struct zs_pool *pool, uint32_t p, unsigned order)
-{
-	zs_assert_locked(&pool->arena_lock);
-	while (order < ZS_MAX_ORDER) {
-		uint32_t b = p ^ (1u << order);
-		struct zs_page *bp = &pool->pages[b];
-
-		if (bp->kind != ZS_PG_FREE || bp->order != order)
-			break;
-		page_list_del(pool, &pool->free_area[order], b);
-		bp->kind = ZS_PG_NONE;
-		p = MIN(p, b);
-		order++;
-	}
-	block_push_locked(pool, p, order);
-}
-
-static unsigned order_of(unsigned npages)
-{
-	unsigned o = 0;
-
-	while ((1u << o) < npages)
-		o++;
-	return o;
-}
-
-/* npages consecutive pages: a block of the next power of two, tail freed. */
-static uint32_t pages_alloc_locked(struct zs_pool *pool, unsigned npages)
-{
-	unsigned order = order_of(npages), off = npages;
-	uint32_t p = block_alloc_locked(pool, order);
-
-	if (p == NIL)
-		return NIL;
-	while (off < (1u << order)) {
-		unsigned o = (unsigned)__builtin_ctz(off);
-
-		block_free_locked(pool, p + off, o);
-		off += 1u << o;
-	}
-	return p;
-}
-
-/* Free pages [p, p + npages) as the aligned blocks they are made of. */
-static void pages_free_locked(struct zs_pool *pool, uint32_t p, unsigned npages)
-{
-	unsigned off = 0;
-
-	while (off < npages) {
-		unsigned o = 31u - (unsigned)__builtin_clz(npages - off);
-
-		if (off)
-			o = MIN(o, (unsigned)__builtin_ctz(off));
-		block_free_locked(pool, p + off, o);
-		off += 1u << o;
-	}
-}
-
-/*
- * Zap every cached empty span and give its pages back to the buddy.
- * Returns the pages released.
- */
-static uint64_t arena_purge(struct zs_pool *pool)
-{
-	struct iovec iov[ZS_PURGE_BATCH];
-	uint32_t first[ZS_PURGE_BATCH];
-	uint64_t total = 0;
-
-	for (;;) {
-		uint64_t batch = 0;
-		unsigned n = 0, k, i;
-
-		pthread_mutex_lock(&pool->arena_lock);
-		for (k = 1; k <= ZS_MAX_SPAN_PAGES; k++) {
-			while (n < ZS_PURGE_BATCH && pool->dirty[k] != NIL) {
-				uint32_t p = pool->dirty[k];
-
-				page_list_del(pool, &pool->dirty[k], p);
-				pool->pages[p].kind = ZS_PG_PURGING;
-				pool->dirty_pages -= k;
-				first[n] = p;
-				iov[n].iov_base = pool->arena + (size_t)p * PAGE_SIZE;
-				iov[n].iov_len = (size_t)k * PAGE_SIZE;
-				n++;
-			}
-		}
-		pthread_mutex_unlock(&pool->arena_lock);
-		if (!n)
-			break;
-		/* Cannot fail on our own private anonymous mapping. */
-		(void)prim_zap_ranges(iov, n);
-		pthread_mutex_lock(&pool->arena_lock);
-		for (i = 0; i < n; i++) {
-			unsigned np = pool->pages[first[i]].npages;
-
-			pool->pages[first[i]].kind = ZS_PG_NONE;
-			pages_free_locked(pool, first[i], np);
-			batch += np;
-		}
-		pthread_mutex_unlock(&pool->arena_lock);
-		pool_uncharge(pool, batch);
-		total += batch;
-	}
-	return total;
-}
-
-static uint32_t span_get_locked(struct zs_pool *pool, unsigned npages)
-{
-	uint32_t p = pool->dirty[npages];
-
-	if (p != NIL) {
-		page_list_del(pool, &pool->dirty[npages], p);
-		pool->dirty_pages -= npages;
-		return p;
-	}
-	if (!pool_charge(pool, npages))
-		return NIL;
-	p = pages_alloc_locked(pool, npages);
-	if (p == NIL)
-		pool_uncharge(pool, npages);
-	return p;
-}
-
-/*
- * A span of npages pages, charged: a cached empty one if there is one of
- * that length, else fresh pages (after zapping the cache if the pool is at
- * its limit).  Returns its first page, NIL when the pool is full.
- */
-static uint32_t span_get(struct zs_pool *pool, unsigned npages)
-{
-	bool purged = false;
-	uint32_t p;
-
-	for (;;) {
-		pthread_mutex_lock(&pool->arena_lock);
-		p = span_get_locked(pool, npages);
-		if (p != NIL) {
-			pool->pages[p].kind = ZS_PG_SPAN;
-			pool->pages[p].npages = (uint8_t)npages;
-		}
-		pthread_mutex_unlock(&pool->arena_lock);
-		if (p != NIL || purged || !arena_purge(pool))
-			return p;
-		purged = true;
-	}
-}
-
-/*
- * Take back an empty span: cache it, and zap the cache if it grew past
- * dirty_max.  Returns the pages released.
- */
-static uint64_t span_put(struct zs_pool *pool, uint32_t p)
-{
-	bool over;
-	unsigned k;
-
-	pthread_mutex_lock(&pool->arena_lock);
-	k = pool->pages[p].npages;
-	assert(pool->pages[p].kind == ZS_PG_SPAN);
-	pool->pages[p].kind = ZS_PG_DIRTY;
-	page_list_add(pool, &pool->dirty[k], p);
-	pool->dirty_pages += k;
-	over = pool->dirty_pages > pool->dirty_max;
-	pthread_mutex_unlock(&pool->arena_lock);
-	return over ? arena_purge(pool) : 0;
 }
 
 /* ---- size classes and spans ---- */
@@ -610,7 +278,7 @@ static void classes_init(struct zs_pool *pool)
 	unsigned max_span = ZS_MAX_SPAN_PAGES, i, l;
 	struct size_class *c;
 
-	while (max_span > 1 && max_span * 512 > pool->max_pages)
+	while (max_span > 1 && max_span * 512 > pool->charge.max_pages)
 		max_span /= 2;
 	for (i = ZS_NR_CLASSES; i-- > 0;) {
 		unsigned pages, objs;
@@ -646,7 +314,7 @@ static void classes_init(struct zs_pool *pool)
 static char *slot_addr(struct zs_pool *pool, const struct size_class *c,
 		       uint32_t p, unsigned s)
 {
-	return pool->arena + (size_t)p * PAGE_SIZE + (size_t)s * c->size;
+	return pool->arena.base + (size_t)p * PAGE_SIZE + (size_t)s * c->size;
 }
 
 /* The handle in a slot's header, 0 if the slot is free. */
@@ -674,22 +342,22 @@ static unsigned span_band(const struct size_class *c, unsigned inuse)
 static void span_relink_locked(struct zs_pool *pool, struct size_class *c,
 			       uint32_t p)
 {
-	struct zs_page *sp = &pool->pages[p];
+	struct zs_page *sp = &pool->arena.pages[p];
 	unsigned band = sp->inuse ? span_band(c, sp->inuse) : ZS_NO_BAND;
 
 	if (band == sp->band)
 		return;
 	if (sp->band != ZS_NO_BAND)
-		page_list_del(pool, &c->lists[sp->band], p);
+		page_list_del(pool->arena.pages, &c->lists[sp->band], p);
 	if (band != ZS_NO_BAND)
-		page_list_add(pool, &c->lists[band], p);
+		page_list_add(pool->arena.pages, &c->lists[band], p);
 	sp->band = (uint8_t)band;
 }
 
 static void span_init_locked(struct zs_pool *pool, struct size_class *c,
 			     uint32_t p)
 {
-	struct zs_page *sp = &pool->pages[p];
+	struct zs_page *sp = &pool->arena.pages[p];
 
 	sp->class_idx = (uint16_t)(c - pool->classes);
 	sp->inuse = 0;
@@ -714,7 +382,7 @@ static uint32_t class_fullest_locked(struct size_class *c)
 static unsigned slot_alloc_locked(struct zs_pool *pool, struct size_class *c,
 				  uint32_t p, uint32_t h)
 {
-	struct zs_page *sp = &pool->pages[p];
+	struct zs_page *sp = &pool->arena.pages[p];
 	unsigned s;
 
 	zs_assert_locked(&c->lock);
@@ -740,7 +408,7 @@ static unsigned slot_alloc_locked(struct zs_pool *pool, struct size_class *c,
 static void slot_free_locked(struct zs_pool *pool, struct size_class *c,
 			     uint32_t p, unsigned s)
 {
-	struct zs_page *sp = &pool->pages[p];
+	struct zs_page *sp = &pool->arena.pages[p];
 
 	zs_assert_locked(&c->lock);
 	if (c->huge) {
@@ -772,7 +440,7 @@ static uint32_t obj_alloc(struct zs_pool *pool, size_t size)
 	if (p == NIL) {
 		/* Map a span without the lock; another thread may beat us. */
 		pthread_mutex_unlock(&c->lock);
-		spare = span_get(pool, c->span_pages);
+		spare = span_get(&pool->arena, c->span_pages);
 		if (spare == NIL) {
 			handle_free(pool, h);
 			return 0;
@@ -790,7 +458,7 @@ static uint32_t obj_alloc(struct zs_pool *pool, size_t size)
 	span_relink_locked(pool, c, p);
 	pthread_mutex_unlock(&c->lock);
 	if (spare != NIL)
-		span_put(pool, spare);
+		span_put(&pool->arena, spare);
 	return h;
 }
 
@@ -805,13 +473,13 @@ static void obj_free(struct zs_pool *pool, uint32_t h, uint64_t e)
 	p = h_page(e);
 	slot_free_locked(pool, c, p, h_slot(e));
 	span_relink_locked(pool, c, p);
-	empty = !pool->pages[p].inuse;
+	empty = !pool->arena.pages[p].inuse;
 	if (empty)
 		c->nr_spans--;
 	pthread_mutex_unlock(&c->lock);
 	handle_free(pool, h);
 	if (empty)
-		span_put(pool, p);
+		span_put(&pool->arena, p);
 }
 
 /* Copy the first len bytes of a small object out (write false) or in. */
@@ -1015,18 +683,19 @@ static void obj_move_locked(struct zs_pool *pool, struct size_class *c,
 static unsigned span_migrate_locked(struct zs_pool *pool, struct size_class *c,
 				    uint32_t src)
 {
-	struct zs_page *sp = &pool->pages[src];
+	struct zs_page *sp = &pool->arena.pages[src];
 	unsigned s = 0, moved = 0;
 
 	/* Off its list, so that it is never its own destination. */
-	page_list_del(pool, &c->lists[sp->band], src);
+	page_list_del(pool->arena.pages, &c->lists[sp->band], src);
 	sp->band = ZS_NO_BAND;
 	while (sp->inuse) {
 		uint32_t dst = class_fullest_locked(c);
 
 		if (dst == NIL)
 			break;
-		while (sp->inuse && pool->pages[dst].inuse < c->objs_per_span) {
+		while (sp->inuse &&
+		       pool->arena.pages[dst].inuse < c->objs_per_span) {
 			while (!slot_handle(slot_addr(pool, c, src, s)))
 				s++;
 			assert(s < sp->nr_init);
@@ -1055,13 +724,13 @@ static uint64_t class_compact(struct zs_pool *pool, struct size_class *c,
 			src = class_emptiest_locked(c);
 			assert(src != NIL);
 			n = span_migrate_locked(pool, c, src);
-			empty = !pool->pages[src].inuse;
+			empty = !pool->arena.pages[src].inuse;
 			if (empty)
 				c->nr_spans--;
 		}
 		pthread_mutex_unlock(&c->lock);
 		if (empty)
-			released += span_put(pool, src);
+			released += span_put(&pool->arena, src);
 		if (!n)
 			break;
 		*moved = true;
@@ -1079,7 +748,7 @@ uint64_t zs_compact(struct zs_pool *pool)
 		if (pool->class_of[i] == i)
 			released += class_compact(pool, &pool->classes[i],
 						  &moved);
-	released += arena_purge(pool);
+	released += arena_purge(&pool->arena);
 	if (moved)
 		atomic_fetch_add(&pool->compactions, 1);
 	atomic_fetch_add(&pool->pages_compacted, released);
@@ -1094,52 +763,31 @@ struct zs_pool *zs_create(size_t max_bytes,
 {
 	uint64_t max_pages = max_bytes >> PAGE_SHIFT, nr_handles;
 	struct zs_pool *pool;
-	size_t arena_len;
-	unsigned i;
 
 	if (!max_pages || max_pages > ZS_MAX_POOL_PAGES)
 		return NULL;
 	pool = prim_alloc(sizeof(*pool));
 	if (!pool)
 		return NULL;
-	pool->max_pages = max_pages;
-	pool->account = account;
-	pool->account_arg = arg;
-	pool->arena_pages = (uint32_t)((2 * max_pages + ZS_MAX_SPAN_PAGES - 1) &
-				       ~(uint64_t)(ZS_MAX_SPAN_PAGES - 1));
-	arena_len = (size_t)pool->arena_pages * PAGE_SIZE;
-	pool->arena = prim_mmap(NULL, arena_len, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-				-1, 0);
-	if (pool->arena == MAP_FAILED)
+	pool->charge.max_pages = max_pages;
+	pool->charge.account = account;
+	pool->charge.account_arg = arg;
+	if (arena_init(&pool->arena, max_pages, &pool->charge))
 		goto err_free_pool;
-	/* Page-granular accounting: no transparent huge pages. */
-	(void)prim_madvise(pool->arena, arena_len, MADV_NOHUGEPAGE);
-	pool->pages = prim_alloc(pool->arena_pages * sizeof(struct zs_page));
-	if (!pool->pages)
-		goto err_unmap_arena;
 	/* Each object and chunk takes a slot of at least 16 bytes. */
 	nr_handles = MIN(max_pages * (PAGE_SIZE / ZS_ALIGN) * 3 / 2 + 2,
 			 (uint64_t)UINT32_MAX);
 	pool->nr_handles = (uint32_t)nr_handles;
 	pool->handles = prim_alloc(nr_handles * sizeof(uint64_t));
 	if (!pool->handles)
-		goto err_free_pages;
+		goto err_destroy_arena;
 
-	pthread_mutex_init(&pool->arena_lock, NULL);
 	pthread_mutex_init(&pool->handle_lock, NULL);
-	for (i = 0; i <= ZS_MAX_ORDER; i++)
-		pool->free_area[i] = NIL;
-	for (i = 0; i <= ZS_MAX_SPAN_PAGES; i++)
-		pool->dirty[i] = NIL;
-	pool->dirty_max = (uint32_t)MIN(ZS_DIRTY_MAX, max_pages / 32);
 	classes_init(pool);
 	return pool;
 
-err_free_pages:
-	prim_free(pool->pages, pool->arena_pages * sizeof(struct zs_page));
-err_unmap_arena:
-	prim_munmap(pool->arena, arena_len);
+err_destroy_arena:
+	arena_destroy(&pool->arena);
 err_free_pool:
 	prim_free(pool, sizeof(*pool));
 	return NULL;
@@ -1151,20 +799,18 @@ void zs_destroy(struct zs_pool *pool)
 
 	if (!pool)
 		return;
-	pool_uncharge(pool, atomic_load(&pool->pool_pages));
+	pool_uncharge(&pool->charge, atomic_load(&pool->charge.pages));
 	for (i = 0; i < ZS_NR_CLASSES; i++)
 		pthread_mutex_destroy(&pool->classes[i].lock);
-	pthread_mutex_destroy(&pool->arena_lock);
 	pthread_mutex_destroy(&pool->handle_lock);
 	prim_free(pool->handles, (size_t)pool->nr_handles * sizeof(uint64_t));
-	prim_free(pool->pages, pool->arena_pages * sizeof(struct zs_page));
-	prim_munmap(pool->arena, (size_t)pool->arena_pages * PAGE_SIZE);
+	arena_destroy(&pool->arena);
 	prim_free(pool, sizeof(*pool));
 }
 
 void zs_get_stats(struct zs_pool *pool, struct zs_stats *st)
 {
-	st->pool_bytes = atomic_load(&pool->pool_pages) * PAGE_SIZE;
+	st->pool_bytes = atomic_load(&pool->charge.pages) * PAGE_SIZE;
 	st->obj_bytes = atomic_load(&pool->obj_bytes);
 	st->objects = atomic_load(&pool->objects);
 	st->compactions = atomic_load(&pool->compactions);
@@ -1177,7 +823,7 @@ void zs_get_stats(struct zs_pool *pool, struct zs_stats *st)
 static const char *span_validate(struct zs_pool *pool, struct size_class *c,
 				 uint32_t p, unsigned band, uint64_t *used)
 {
-	const struct zs_page *sp = &pool->pages[p];
+	const struct zs_page *sp = &pool->arena.pages[p];
 	unsigned s, n = 0, nfree = 0, f;
 
 	if (sp->kind != ZS_PG_SPAN || sp->npages != c->span_pages)
@@ -1230,8 +876,9 @@ static const char *class_validate(struct zs_pool *pool, struct size_class *c,
 	for (b = 0; b < ZS_NR_LISTS && !err; b++) {
 		uint32_t p, prev = NIL;
 
-		for (p = c->lists[b]; p != NIL && !err; p = pool->pages[p].next) {
-			if (pool->pages[p].prev != prev)
+		for (p = c->lists[b]; p != NIL && !err;
+		     p = pool->arena.pages[p].next) {
+			if (pool->arena.pages[p].prev != prev)
 				err = "class: list links";
 			else
 				err = span_validate(pool, c, p, b, &used);
@@ -1246,36 +893,9 @@ static const char *class_validate(struct zs_pool *pool, struct size_class *c,
 	return err;
 }
 
-static const char *arena_validate_locked(struct zs_pool *pool,
-					 uint64_t *free_pages,
-					 uint64_t *dirty_pages)
-{
-	unsigned o, k;
-	uint32_t p;
-
-	for (o = 0; o <= ZS_MAX_ORDER; o++)
-		for (p = pool->free_area[o]; p != NIL; p = pool->pages[p].next) {
-			if (pool->pages[p].kind != ZS_PG_FREE ||
-			    pool->pages[p].order != o || p & ((1u << o) - 1) ||
-			    p >= pool->frontier)
-				return "arena: free block";
-			*free_pages += 1u << o;
-		}
-	for (k = 1; k <= ZS_MAX_SPAN_PAGES; k++)
-		for (p = pool->dirty[k]; p != NIL; p = pool->pages[p].next) {
-			if (pool->pages[p].kind != ZS_PG_DIRTY ||
-			    pool->pages[p].npages != k)
-				return "arena: dirty span";
-			*dirty_pages += k;
-		}
-	if (*dirty_pages != pool->dirty_pages)
-		return "arena: dirty page count";
-	return NULL;
-}
-
 const char *zs_validate(struct zs_pool *pool)
 {
-	uint64_t span_pages = 0, free_pages = 0, dirty_pages = 0;
+	uint64_t span_pages = 0;
 	const char *err = NULL;
 	unsigned i;
 
@@ -1285,13 +905,5 @@ const char *zs_validate(struct zs_pool *pool)
 					     &span_pages);
 	if (err)
 		return err;
-	pthread_mutex_lock(&pool->arena_lock);
-	err = arena_validate_locked(pool, &free_pages, &dirty_pages);
-	if (!err && span_pages + dirty_pages + free_pages != pool->frontier)
-		err = "arena: pages lost";
-	if (!err && span_pages + dirty_pages + pool->meta_pages +
-			    pool->handle_pages != atomic_load(&pool->pool_pages))
-		err = "pool: pages charged";
-	pthread_mutex_unlock(&pool->arena_lock);
-	return err;
+	return arena_validate(&pool->arena, span_pages, pool->handle_pages);
 }

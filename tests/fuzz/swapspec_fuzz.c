@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * swapspec_fuzz.c - feed bytes to swap_spec_parse() and swaptab_parse_text()
- * (swapdev.c), then build the per-node lists from what parsed.
+ * (swapspec.c), then build the per-node lists from what parsed.
  *
  * Never crashes, and aborts when a result breaks what swapdev.h documents:
  * a parsed spec has a non-empty path shorter than 256 bytes, without ',',
