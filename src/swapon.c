@@ -9,9 +9,8 @@
  * device without a file, which only gives the compressed pool slots to key
  * its entries by.  A named path is a block device (opened O_EXCL, so that
  * nothing else uses it meanwhile) or a regular file (created 0600 when
- * missing and removed again at the end; an existing one must belong to the
- * user and must not be a symbolic link).  A file uswap creates is unlinked
- * as soon as it is open, as the default one is made with O_TMPFILE: nothing
+ * missing; an existing one must belong to the user and must not be a
+ * symbolic link).  A file uswap creates is unlinked as soon as it is open, as the default one is made with O_TMPFILE: nothing
  * is left behind, whatever happens to the process, and each process of a
  * tree makes its own at the same path until they share one runtime.  An
  * existing file that another uswap process holds (flock) is replaced, for
@@ -25,8 +24,9 @@
  * ("cpu").  A reclaimer keeps using the device it got for a node for a
  * cluster's worth of slots (2 MiB), so that consecutive folios go to
  * consecutive slots and out in one write; then it asks the list again,
- * which rotates equals (the kernel's per-CPU cluster does the same).  A device with no slot left leaves the lists and comes back when
- * a slot is freed.  A large folio needs 2^order contiguous slots on one
+ * which rotates equals (the kernel's per-CPU cluster does the same).  A
+ * device with no slot left leaves the lists and comes back when a slot is
+ * freed; one whose writes fail leaves them for good.  A large folio needs 2^order contiguous slots on one
  * device; when no device has such a run, it is split: each page gets a
  * slot of its own (thp_swpout_fallback, mthp_*_swpout_fallback).
  */
