@@ -213,6 +213,8 @@ enum uswap_counter {
 	USWAP_MTHP_16KB_SWPOUT_FALLBACK, /* ... split */
 	USWAP_MTHP_64KB_SWPOUT,		/* 64 KiB folios given contiguous slots */
 	USWAP_MTHP_64KB_SWPOUT_FALLBACK, /* ... split */
+	USWAP_SWAP_RA,			/* pages read ahead on swap-in */
+	USWAP_SWAP_RA_HIT,		/* of them, passed over by a sequential reader */
 	USWAP_NR_COUNTERS
 };
 

@@ -122,6 +122,9 @@ struct region {
 	pthread_mutex_t lru_lock;
 	struct lru_list lru[NR_LRU_LISTS];
 	uint32_t scan_cursor;		/* reclaim: where the last batch stopped */
+	/* Swap-in readahead (memory.c): the folio a sequential reader faults
+	   on next, the window in folios, the pages read ahead last time. */
+	_Atomic uint32_t ra_next, ra_win, ra_last;
 	_Atomic int refs;		/* table reference + one per user */
 	uintptr_t busy_start, busy_end;	/* range being changed: reclaim skips it */
 	struct uswap_runtime *rt;
@@ -265,6 +268,7 @@ void memcg_init(struct memcg *mc, uint64_t max_bytes, uint64_t high_bytes,
 void memcg_destroy(struct memcg *mc);
 /* Charge nr pages, waiting while that would pass max.  Returns the stall. */
 uint64_t memcg_charge(struct uswap_runtime *rt, unsigned nr);
+bool memcg_try_charge(struct uswap_runtime *rt, unsigned nr);
 void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr);
 bool memcg_above_high(struct memcg *mc);
 bool memcg_above_low(struct memcg *mc);

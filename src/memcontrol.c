@@ -81,6 +81,12 @@ static bool try_charge(struct memcg *mc, unsigned nr, bool force)
 	return true;
 }
 
+/* Charge nr pages if that stays within max, without waiting (readahead). */
+bool memcg_try_charge(struct uswap_runtime *rt, unsigned nr)
+{
+	return try_charge(&rt->memcg, nr, false);
+}
+
 /*
  * Charge nr pages for a folio about to be installed.  Waits while the
  * charge would pass max (the reclaimer is kicked), unless the budget is

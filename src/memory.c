@@ -32,12 +32,33 @@
 #include "internal.h"
 #include "swap_io.h"
 
+/*
+ * Swap-in readahead for small folios (4K, 16K), as the kernel's: when
+ * swap-ins come in order, the folios that follow on the device are read
+ * in the same I/O and installed clean (write-protected, their slots
+ * kept), so a sequential reader finds them resident, and those it never
+ * touches are dropped again without I/O.  The window (in folios) doubles
+ * when a fault lands right after the last window (the reader went through
+ * it: swap_ra_hit) and halves otherwise; it only grows within the
+ * budget's room (no waiting for it).  Large folios need no readahead:
+ * they are their own.
+ */
+#define RA_MAX_FOLIOS	8u
+#define RA_MAX_SHIFT	14		/* folios up to 16 KiB */
+#define RA_MAX_PAGES	(RA_MAX_FOLIOS << (RA_MAX_SHIFT - PAGE_SHIFT))
+
 struct fault_thread {
 	struct uswap_runtime *rt;
 	void *buf;			/* one folio, for swap-in */
 	struct zswap_ctx *zc;		/* decompression, with a pool */
 	struct swap_io *io;		/* its own ring: reads never queue
 					   behind the reclaimer's writes */
+	/* Readahead in flight: folios after the faulting one, and the
+	   flags each had before it was taken. */
+	void *ra_buf;			/* RA_MAX_PAGES pages */
+	uint32_t ra_nr, ra_pages;
+	swp_entry_t ra_first;
+	uint32_t ra_flags[RA_MAX_FOLIOS];
 	swp_entry_t entries[MAX_FOLIO_PAGES];
 };
 
@@ -117,6 +138,134 @@ static unsigned zero_entries(const struct fault_thread *ft, unsigned nr)
 	return zero;
 }
 
+/* Are entries[0..nr) consecutive slots on one device, none a zero page? */
+static bool entries_run(const swp_entry_t *e, uint32_t nr)
+{
+	uint32_t k;
+
+	for (k = 0; k < nr; k++)
+		if (!e[k] || e[k] != e[0] + k)
+			return false;
+	return true;
+}
+
+/*
+ * Under op_lock (read), before the faulting folio i (nr pages, its entries
+ * in ft->entries) is read: adapt the window and take the folios after it
+ * whose slots continue the run (SWAPPED -> LOADING, charged).
+ */
+static void ra_begin(struct fault_thread *ft, struct region *r, uint32_t i,
+		     uint32_t nr)
+{
+	struct uswap_runtime *rt = ft->rt;
+	swp_entry_t next = ft->entries[nr - 1] + 1;
+	uint32_t win, k, m;
+
+	ft->ra_nr = ft->ra_pages = 0;
+	if (!rt->have_wp || rt->zswap || r->folio_shift > RA_MAX_SHIFT ||
+	    nr != (1u << (r->folio_shift - PAGE_SHIFT)) ||
+	    !entries_run(ft->entries, nr))
+		return;
+	win = atomic_load(&r->ra_win);
+	if (i == atomic_load(&r->ra_next)) {
+		count_event(rt, USWAP_SWAP_RA_HIT, atomic_load(&r->ra_last));
+		win = win ? MIN(2 * win, RA_MAX_FOLIOS) : 1;
+	} else {
+		win /= 2;
+	}
+	atomic_store(&r->ra_win, win);
+	atomic_store(&r->ra_last, 0);
+	atomic_store(&r->ra_next, i + 1);
+	ft->ra_first = next;
+	for (k = 1; k <= win && i + k < r->nr_folios; k++) {
+		struct folio *g = &r->folios[i + k];
+		uint32_t gl = atomic_load(&g->flags), page;
+		uintptr_t a;
+		size_t len;
+
+		folio_range(r, i + k, &a, &len, &page);
+		if ((len >> PAGE_SHIFT) != nr || folio_state(gl) != FOLIO_SWAPPED ||
+		    !memcg_try_charge(rt, nr))
+			break;
+		if (!atomic_compare_exchange_strong(&g->flags, &gl,
+				(gl & ~FOLIO_STATE_MASK) | FOLIO_LOADING)) {
+			memcg_uncharge(rt, nr);
+			break;
+		}
+		/* Ours now: its entries cannot change under us. */
+		for (m = 0; m < nr && r->swp[page + m] == next + m; m++)
+			;
+		if (m < nr) {
+			atomic_store(&g->flags, gl);
+			prim_uffd_wake(rt->uffd, a, len);
+			memcg_uncharge(rt, nr);
+			break;
+		}
+		ft->ra_flags[ft->ra_nr++] = gl;
+		next += nr;
+	}
+	ft->ra_pages = ft->ra_nr * nr;
+}
+
+/* Without locks: read the readahead folios' run in one I/O. */
+static int ra_read(struct fault_thread *ft)
+{
+	struct uswap_runtime *rt = ft->rt;
+	swp_entry_t e = ft->ra_first;
+
+	if (!ft->ra_nr)
+		return 0;
+	return swap_io_read(ft->io, &rt->swap[swp_type(e)], swp_offset(e),
+			    ft->ra_buf, (size_t)ft->ra_pages << PAGE_SHIFT);
+}
+
+/*
+ * Under op_lock (read) again: install the readahead folios clean, or give
+ * them back (SWAPPED, uncharged, waiters woken) when the read failed.
+ */
+static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
+		      uint32_t nr, int err)
+{
+	struct uswap_runtime *rt = ft->rt;
+	uint32_t k, done = 0, page;
+
+	for (k = 0; k < ft->ra_nr; k++) {
+		struct folio *g = &r->folios[i + 1 + k];
+		uint32_t gl = ft->ra_flags[k];
+		uintptr_t a;
+		size_t len;
+		int cerr = err;
+
+		folio_range(r, i + 1 + k, &a, &len, &page);
+		if (!cerr) {
+			cerr = prim_uffd_copy(rt->uffd, a,
+					      (char *)ft->ra_buf + ((size_t)k * nr << PAGE_SHIFT),
+					      len, true, NULL);
+			if (cerr == -EEXIST)
+				cerr = 0;
+		}
+		if (cerr) {
+			atomic_store(&g->flags, gl);
+			prim_uffd_wake(rt->uffd, a, len);
+			memcg_uncharge(rt, nr);
+			continue;
+		}
+		atomic_store(&g->flags, (gl & F_WORKINGSET) | FOLIO_RESIDENT |
+					F_CLEAN);
+		pthread_mutex_lock(&r->lru_lock);
+		lru_add(r, i + 1 + k, false);
+		pthread_mutex_unlock(&r->lru_lock);
+		done += nr;
+	}
+	if (done) {
+		count_event(rt, USWAP_SWAP_RA, done);
+		count_event(rt, USWAP_PSWPIN, done);
+	}
+	atomic_store(&r->ra_last, done);
+	atomic_store(&r->ra_next, i + 1 + ft->ra_nr);
+	ft->ra_nr = 0;
+}
+
 /*
  * The pool returned a corrupt object for folio f: never install it.  The
  * folio stays swapped and its range is poisoned, so that the program gets
@@ -166,11 +315,16 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	nr = (uint32_t)(len >> PAGE_SHIFT);
 
 	if (swapped) {
+		int ra_err;
+
 		memcpy(ft->entries, &r->swp[page], nr * sizeof(swp_entry_t));
+		ra_begin(ft, r, i, nr);
 		pthread_rwlock_unlock(&rt->op_lock);
 		err = swap_read_entries(rt, ft->zc, ft->io, ft->entries, nr,
 					ft->buf, &pooled);
+		ra_err = ra_read(ft);
 		pthread_rwlock_rdlock(&rt->op_lock);
+		ra_finish(ft, r, i, nr, ra_err);
 		if (err == -EBADMSG) {
 			fault_corrupt(rt, r, f, fl, addr, len);
 			return -EBADMSG;
@@ -376,10 +530,17 @@ struct fault_thread *fault_thread_alloc(struct uswap_runtime *rt, void *buf)
 	ft->rt = rt;
 	ft->buf = buf;
 	ft->io = swap_io_create(4);
+	ft->ra_buf = prim_alloc((size_t)RA_MAX_PAGES << PAGE_SHIFT);
+	if (!ft->ra_buf) {
+		swap_io_destroy(ft->io);
+		prim_free(ft, sizeof(*ft));
+		return NULL;
+	}
 	if (rt->zswap) {
 		ft->zc = zswap_ctx_create(rt->zswap);
 		if (!ft->zc) {
 			swap_io_destroy(ft->io);
+			prim_free(ft->ra_buf, (size_t)RA_MAX_PAGES << PAGE_SHIFT);
 			prim_free(ft, sizeof(*ft));
 			return NULL;
 		}
@@ -392,6 +553,7 @@ void fault_thread_free(struct fault_thread *ft)
 	if (ft->zc)
 		zswap_ctx_destroy(ft->rt->zswap, ft->zc);
 	swap_io_destroy(ft->io);
+	prim_free(ft->ra_buf, (size_t)RA_MAX_PAGES << PAGE_SHIFT);
 	prim_free(ft, sizeof(*ft));
 }
 

@@ -66,6 +66,8 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_MTHP_16KB_SWPOUT_FALLBACK] = "mthp_16kB_swpout_fallback",
 	[USWAP_MTHP_64KB_SWPOUT] = "mthp_64kB_swpout",
 	[USWAP_MTHP_64KB_SWPOUT_FALLBACK] = "mthp_64kB_swpout_fallback",
+	[USWAP_SWAP_RA] = "swap_ra",
+	[USWAP_SWAP_RA_HIT] = "swap_ra_hit",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)

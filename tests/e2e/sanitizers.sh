@@ -5,7 +5,8 @@
 set -u
 cd "$(dirname "$0")/../.."
 for san in asan tsan; do
-	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap >/dev/null || exit 1
+	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
+		build/$san/tests/e2e/readahead >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
 	build/$san/tests/e2e/stress --size 64M --max 8M --threads 3 --ops 2000 --expect-swap || { echo "$san: stress failed"; exit 1; }
 	build/$san/tests/e2e/stress --size 64M --max 8M --folio 4K --threads 2 --ops 2000 --expect-swap || { echo "$san: stress 4K failed"; exit 1; }
@@ -15,4 +16,5 @@ for san in asan tsan; do
 		build/$san/tests/e2e/stress --size 32M --max 8M --folio 16K --threads 2 --ops 2000 --expect-swap ||
 		{ echo "$san: stress with zswap and no swap file failed"; exit 1; }
 	build/$san/tests/e2e/remap || { echo "$san: remap failed"; exit 1; }
+	build/$san/tests/e2e/readahead || { echo "$san: readahead failed"; exit 1; }
 done
