@@ -489,9 +489,17 @@ static void fault_wp(struct fault_thread *ft, uintptr_t addr)
 		      F_REFERENCED | FOLIO_RESIDENT;
 		if (!atomic_compare_exchange_weak(&f->flags, &fl, nfl))
 			continue;
-		if (fl & F_CLEAN)
+		if (fl & F_CLEAN) {
 			region_free_entries(r, page,
 					    (uint32_t)(len >> PAGE_SHIFT));
+			/*
+			 * Publish the cleared entries: whoever changes the
+			 * flags next (reclaim isolating the folio, much
+			 * later) must see them before writing new ones.
+			 */
+			atomic_fetch_or_explicit(&f->flags, 0,
+						 memory_order_release);
+		}
 		if (s == FOLIO_EVICTING) {
 			/* Abort: the reclaimer's CAS to ZAPPING will fail. */
 			pthread_mutex_lock(&r->lru_lock);
