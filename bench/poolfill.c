@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "uswap.h"
+
 #include "pagedata.h"
 
 #define HOLD_POLL_US	10000
@@ -63,31 +65,6 @@ static void usage(FILE *f)
 "compressed tier can be inspected while it holds the data.\n");
 }
 
-/* Parse a size with an optional K, M, G or T suffix; 0 or -EINVAL. */
-static int parse_size(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	unsigned shift = 0;
-	char *end;
-
-	errno = 0;
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	default: break;
-	}
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -EINVAL;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
 
 static void __attribute__((noreturn)) bad_arg(const char *opt, const char *val,
 					      const char *want)
@@ -121,7 +98,7 @@ static void parse_args(int argc, char **argv, struct pf_config *cfg)
 	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
 		switch (c) {
 		case OPT_SIZE:
-			if (parse_size(optarg, &cfg->size) ||
+			if (uswap_size_parse(optarg, &cfg->size) ||
 			    cfg->size < UM_PAGE)
 				bad_arg("--size", optarg,
 					"a size of at least 4K, such as 512M");
