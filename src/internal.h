@@ -147,7 +147,6 @@ struct memcg {
 /* Per swap device counters (the "swaps" rows of the stats). */
 struct swap_dev_stat {
 	_Atomic uint64_t pswpin, pswpout;	/* pages read, written */
-	_Atomic uint64_t peak_slots;		/* most slots in use at once */
 	_Atomic uint64_t rlat[USWAP_LATENCY_BUCKETS], wlat[USWAP_LATENCY_BUCKETS];
 };
 
@@ -359,6 +358,10 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 		      unsigned nr, void *buf, unsigned *pool_pages);
 void fault_thread_free(struct fault_thread *ft);
 void *fault_thread_main(void *arg);
+
+/* runtime.c: start an internal thread, every signal blocked (they are the
+ * program's), with a small stack.  0 or -errno. */
+int start_thread(pthread_t *tid, void *(*fn)(void *), void *arg);
 
 /* vmscan.c: the reclaimer. */
 void *reclaim_thread_main(void *arg);

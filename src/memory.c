@@ -112,10 +112,7 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 				continue;
 			}
 			/* ... else from the device, up to the next pooled page. */
-			for (n = 1; n < (int)run; n++)
-				if (zswap_present(rt->zswap, e + (uint32_t)n))
-					break;
-			run = (unsigned)n;
+			run = 1 + zswap_absent_run(rt->zswap, e + 1, run - 1);
 		}
 		t0 = prim_now_us();
 		n = swap_io_read(io, &rt->swap[swp_type(e)], swp_offset(e), dst,

@@ -187,7 +187,7 @@ static void runtime_list_del(struct uswap_runtime *rt)
 }
 
 /* Start a thread with every signal blocked: signals are the program's. */
-static int start_thread(pthread_t *tid, void *(*fn)(void *), void *arg)
+int start_thread(pthread_t *tid, void *(*fn)(void *), void *arg)
 {
 	sigset_t all, old;
 	pthread_attr_t attr;

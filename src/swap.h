@@ -94,6 +94,7 @@ struct swap_info {
 	uint32_t nr_slots;		/* usable slots (whole clusters) */
 	uint32_t nr_clusters;
 	uint32_t inuse_slots;
+	uint32_t peak_inuse_slots;	/* most slots in use at once */
 	uint8_t *swap_map;		/* use count per slot */
 	struct swap_cluster *clusters;
 	struct swap_cluster_list_head lists[CLUSTER_NR_LISTS];

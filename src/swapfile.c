@@ -482,6 +482,8 @@ static int swap_slot_alloc_locked(struct swap_info *si,
 	memset(si->swap_map + off, 1, nr);
 	c->count += nr;
 	si->inuse_slots += nr;
+	if (si->inuse_slots > si->peak_inuse_slots)
+		si->peak_inuse_slots = si->inuse_slots;
 	ctx->next = off + nr;
 	if (c->count == SWAP_CLUSTER_SLOTS) {
 		cluster_move(si, idx, CLUSTER_FULL, false);

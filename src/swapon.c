@@ -375,20 +375,6 @@ void swap_device_error(struct uswap_runtime *rt, unsigned dev, int err)
 	swap_avail_full(rt->avail, dev);
 }
 
-static void note_peak(struct uswap_runtime *rt, unsigned dev)
-{
-	struct swap_info *si = &rt->swap[dev];
-	_Atomic uint64_t *peak = &rt->swapstat[dev].peak_slots;
-	uint64_t now, old;
-
-	pthread_mutex_lock(&si->lock);
-	now = si->inuse_slots;
-	pthread_mutex_unlock(&si->lock);
-	old = atomic_load(peak);
-	while (now > old && !atomic_compare_exchange_weak(peak, &old, now))
-		;
-}
-
 /* 2^order contiguous slots on dev; the tail past nr freed again. */
 static bool alloc_on(struct uswap_runtime *rt, struct swap_alloc_ctx *ctx,
 		     unsigned dev, unsigned order, uint32_t nr,
@@ -406,7 +392,6 @@ static bool alloc_on(struct uswap_runtime *rt, struct swap_alloc_ctx *ctx,
 		swap_slot_free(si, off + nr, (1u << order) - nr);
 	for (k = 0; k < nr; k++)
 		ents[k] = swp_entry(dev, off + k);
-	note_peak(rt, dev);
 	return true;
 }
 

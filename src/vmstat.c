@@ -249,10 +249,11 @@ static void write_swap_row(struct out *o, struct uswap_runtime *rt, unsigned k)
 {
 	struct swap_info *si = &rt->swap[k];
 	struct swap_dev_stat *st = &rt->swapstat[k];
-	uint64_t used;
+	uint64_t used, peak;
 
 	pthread_mutex_lock(&si->lock);
 	used = (uint64_t)si->inuse_slots * (SWAP_SLOT_SIZE / 1024);
+	peak = (uint64_t)si->peak_inuse_slots * (SWAP_SLOT_SIZE / 1024);
 	pthread_mutex_unlock(&si->lock);
 	out_printf(o, "%s{\"path\": \"%s\", \"type\": \"%s\", "
 		   "\"size_kib\": %llu, \"used_kib\": %llu, "
@@ -265,8 +266,7 @@ static void write_swap_row(struct out *o, struct uswap_runtime *rt, unsigned k)
 		   rt->swap_kind[k] ? rt->swap_kind[k] : "file",
 		   (unsigned long long)si->nr_slots * (SWAP_SLOT_SIZE / 1024),
 		   (unsigned long long)used,
-		   (unsigned long long)atomic_load(&st->peak_slots) *
-			(SWAP_SLOT_SIZE / 1024),
+		   (unsigned long long)peak,
 		   si->prio, si->node, si->direct ? "true" : "false",
 		   (unsigned long long)atomic_load(&st->pswpout),
 		   (unsigned long long)atomic_load(&st->pswpin),

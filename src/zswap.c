@@ -41,7 +41,6 @@
  * the object out under zs->lock and decompress after dropping it.
  */
 #include <errno.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -454,6 +453,18 @@ bool zswap_present(struct zswap *zs, swp_entry_t slot)
 	return present;
 }
 
+uint32_t zswap_absent_run(struct zswap *zs, swp_entry_t slot, uint32_t nr)
+{
+	uint32_t k;
+
+	pthread_mutex_lock(&zs->lock);
+	for (k = 0; k < nr; k++)
+		if (*slot_ref(zs, slot + k) & ~SLOT_FREED)
+			break;
+	pthread_mutex_unlock(&zs->lock);
+	return k;
+}
+
 /*
  * Rebuild the unit's pages from a copy of its entry and object: into dst
  * when it wants the whole unit, else into c->dbuf.  0 or -EBADMSG.
@@ -760,19 +771,6 @@ void zswap_ctx_destroy(struct zswap *zs, struct zswap_ctx *c)
 	prim_free(c->cbuf, zs->p.max_unit);
 	prim_free(c->dbuf, zs->p.max_unit);
 	prim_free(c, sizeof(*c));
-}
-
-/* Start a thread with every signal blocked: signals are the program's. */
-static int start_thread(pthread_t *tid, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	int err;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = pthread_create(tid, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return -err;
 }
 
 static void stop_threads(struct zswap *zs)

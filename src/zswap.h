@@ -86,6 +86,8 @@ void zswap_store_batch(struct zswap *zs, struct zswap_ctx *c,
 
 /* Does the pool hold the page of this slot? */
 bool zswap_present(struct zswap *zs, swp_entry_t slot);
+/* How many of the nr pages from slot on the pool does not hold, in a row. */
+uint32_t zswap_absent_run(struct zswap *zs, swp_entry_t slot, uint32_t nr);
 
 /*
  * Copy pages from the pool, starting at slot, for at most nr pages: returns
