@@ -129,6 +129,15 @@ int uswap_runtime_create(const struct uswap_options *opt,
 /* Stop the threads, unmap every region still managed, close the swap file. */
 void uswap_runtime_destroy(struct uswap_runtime *rt);
 
+/*
+ * fork: a runtime carries on in the child (its memory stays managed, the
+ * slots and the budget are shared with the parent).  In the child, this
+ * says whether rt still serves the process: 1, or 0 when the child could
+ * not keep it (its memory was read in; create a new runtime for memory
+ * mapped from now on, and do not use or destroy rt).
+ */
+int uswap_runtime_usable(const struct uswap_runtime *rt);
+
 /* Map len bytes (rounded up to pages) of managed anonymous memory. */
 int uswap_region_create(struct uswap_runtime *rt, size_t len, void **addrp);
 

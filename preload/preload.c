@@ -7,9 +7,10 @@
  * mremap and madvise, so that every anonymous private mapping of at least
  * --min-region bytes is managed.  Only these five symbols are exported.
  *
- * A child after fork gets a runtime of its own the first time it maps
- * managed memory (its inherited managed memory was made resident by the
- * library's fork handler).  At exit the counters are written as JSON to
+ * After fork the runtime carries on in the child, sharing its parent's
+ * slots and budget (runtime.c); a child that could not keep it has its
+ * inherited memory read in and gets a runtime of its own the first time
+ * it maps managed memory.  At exit the counters are written as JSON to
  * $USWAP_STATS_DIR/<pid>.json (set by uswap run) or to $USWAP_STATS.
  * The runtime is not destroyed at exit: other threads may still run.
  */
@@ -49,6 +50,17 @@ static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 	(void)!write(STDERR_FILENO, buf, (size_t)n);
 }
 
+/*
+ * After fork (the library's own handler has run first: it registered
+ * before us): the runtime carries on in the child, unless the child could
+ * not keep it; then a new one is created on first use.
+ */
+static void preload_atfork_child(void)
+{
+	if (rt && uswap_runtime_usable(rt))
+		__atomic_store_n(&rt_pid, getpid(), __ATOMIC_RELEASE);
+}
+
 /* The runtime of this process, created on first use (and after fork). */
 static struct uswap_runtime *runtime(void)
 {
@@ -64,10 +76,12 @@ static struct uswap_runtime *runtime(void)
 	if (rt_pid != getpid() && !disabled) {
 		uswap_options_init(&opt);
 		ret = uswap_options_from_env(&opt, err, sizeof(err));
-		if (!ret)
-			ret = uswap_runtime_create(&opt, &rt);
-		else
+		if (ret)
 			say("%s", err);
+		else
+			ret = uswap_runtime_create(&opt, &rt);
+		if (!ret)
+			pthread_atfork(NULL, NULL, preload_atfork_child);
 		if (ret) {
 			say("cannot start (%s): the program runs without uswap",
 			    strerror(-ret));

@@ -130,16 +130,37 @@ struct region {
 	struct uswap_runtime *rt;
 };
 
-/* Budget (memcontrol.c).  Charges are in pages. */
+/*
+ * Budget (memcontrol.c).  Charges are in pages.  One budget serves every
+ * process forked from the one that created it (a process tree, like a
+ * cgroup): it lives in shared memory, its lock and condition variables
+ * are process-shared (the lock robust), and each process is a member
+ * with its own share of the charges.
+ */
+#define TREE_MAX_MEMBERS	64
+
+enum member_state { MEMBER_FREE, MEMBER_FORKING, MEMBER_LIVE, MEMBER_REAPING };
+
+struct tree_member {
+	_Atomic int pid;		/* 0 while FORKING */
+	_Atomic unsigned state;		/* enum member_state */
+	_Atomic uint64_t charged;	/* pages this process has charged */
+	_Atomic uint64_t start_time;	/* of pid (/proc/PID/stat): pids recycle */
+};
+
 struct memcg {
-	_Atomic uint64_t resident;	/* pages charged */
+	_Atomic uint64_t resident;	/* pages charged, whole tree */
 	_Atomic uint64_t peak;
 	uint64_t max, high, low;	/* pages; low = where reclaim stops */
-	pthread_mutex_t lock;		/* protects waiters and the condvars */
-	pthread_cond_t room;		/* signalled when charges drop */
-	pthread_cond_t kick;		/* wakes the reclaimer */
+	_Atomic uint32_t room;		/* futex: bumped when charges drop */
+	_Atomic uint32_t kick;		/* futex: bumped to wake reclaimers */
 	_Atomic unsigned waiters;	/* faults waiting for room */
+	_Atomic unsigned sleepers;	/* reclaimers waiting for a kick */
 	_Atomic bool stuck;		/* reclaim can make no room: admit past max */
+	_Atomic unsigned nr_live;	/* members LIVE or FORKING */
+	char name[48];			/* the mapping's name in /proc/PID/maps */
+	size_t map_len;
+	struct tree_member member[TREE_MAX_MEMBERS];
 };
 
 #define MAX_CPUS	1024u
@@ -188,9 +209,14 @@ struct uswap_runtime {
 	unsigned nr_regions, cap_regions;
 	size_t regions_map_len;
 
-	struct memcg memcg;
-	/* Swap devices by type (swapon.c); fd < 0 with swap "none". */
-	struct swap_info swap[SWAP_MAX_TYPES];
+	struct memcg *memcg;		/* the tree's budget (shared memory) */
+	unsigned member;		/* this process's index in it */
+	/*
+	 * Swap devices by type (swapon.c); fd < 0 with swap "none".  In
+	 * shared memory: after fork, parent and child allocate from and free
+	 * to the same slot maps (prim_alloc_shared).
+	 */
+	struct swap_info *swap;
 	unsigned nr_swap;
 	const char *swap_kind[SWAP_MAX_TYPES];	/* "file", "partition", "virtual" */
 	_Atomic bool swap_dev_full[SWAP_MAX_TYPES];
@@ -239,7 +265,12 @@ int prim_madvise(void *addr, size_t len, int advice);
 /* Zap many ranges at once (process_madvise, else one madvise each). */
 int prim_zap_ranges(const struct iovec *iov, size_t n);
 void *prim_alloc(size_t len);		/* internal memory: zeroed, page-rounded */
-void prim_free(void *p, size_t len);
+void prim_free(void *p, size_t len);	/* either kind */
+void *prim_alloc_shared(size_t len);	/* stays shared across fork */
+int prim_shared_mutex_init(pthread_mutex_t *m);
+void prim_mutex_lock(pthread_mutex_t *m);	/* takes over a dead holder's */
+void prim_futex_wait(_Atomic uint32_t *word, uint32_t val, long timeout_ms);
+void prim_futex_wake_all(_Atomic uint32_t *word);
 ssize_t prim_pwritev(int fd, const struct iovec *iov, int n, off_t off);
 /* Tests: make every write to fd fail with EIO (-1: none). */
 void prim_inject_write_eio(int fd);
@@ -262,18 +293,31 @@ void count_latency(struct uswap_runtime *rt, uint64_t us);
 
 /* memcontrol.c */
 void memcg_account_pool(void *arg, long delta_pages);
-void memcg_init(struct memcg *mc, uint64_t max_bytes, uint64_t high_bytes,
-		unsigned folio_pages);
-void memcg_destroy(struct memcg *mc);
+int memcg_create(struct uswap_runtime *rt, uint64_t max_bytes,
+		 uint64_t high_bytes, unsigned folio_pages);
+void memcg_destroy(struct uswap_runtime *rt);
 /* Charge nr pages, waiting while that would pass max.  Returns the stall. */
 uint64_t memcg_charge(struct uswap_runtime *rt, unsigned nr);
 bool memcg_try_charge(struct uswap_runtime *rt, unsigned nr);
 void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr);
-bool memcg_above_high(struct memcg *mc);
-bool memcg_above_low(struct memcg *mc);
+bool memcg_above_high(struct uswap_runtime *rt);
+/* Above low, and this process holds at least its share: reclaim on. */
+bool memcg_should_reclaim(struct uswap_runtime *rt);
 void memcg_kick_reclaim(struct memcg *mc);
+void memcg_wake_all(struct memcg *mc);
+/* A reclaimer sleeps until kicked or ms pass. */
+void memcg_reclaim_sleep(struct uswap_runtime *rt, long ms, bool always);
 /* Reclaim reports whether it could make progress (stuck admits past max). */
 void memcg_set_stuck(struct uswap_runtime *rt, bool stuck);
+uint64_t memcg_own_pages(struct uswap_runtime *rt);
+/* fork: a member for the child, charged what the parent has resident. */
+int memcg_fork_prepare(struct uswap_runtime *rt);
+void memcg_fork_child(struct uswap_runtime *rt, unsigned child);
+bool memcg_fork_failed(struct uswap_runtime *rt, unsigned child);
+/* Members whose process is gone (exit, kill -9, exec): reap(rt, m) each. */
+void memcg_reap_gone(struct uswap_runtime *rt,
+		     void (*reap)(struct uswap_runtime *, unsigned));
+void memcg_member_release(struct uswap_runtime *rt, unsigned m);
 
 /* region.c */
 int region_table_init(struct uswap_runtime *rt);
@@ -329,6 +373,10 @@ void swap_pick_init(struct swap_pick *pick);
 void swap_pick_release(struct uswap_runtime *rt, struct swap_pick *pick);
 /* Drop nr slots from e, with their pool copies: every slot let go goes here. */
 void swap_free_slots(struct uswap_runtime *rt, swp_entry_t e, uint32_t nr);
+/* fork: member m (the child) holds e too. */
+void swap_dup_for(struct uswap_runtime *rt, swp_entry_t e, unsigned m);
+/* Free what member m still holds (its process is gone). */
+void swap_reap_member(struct uswap_runtime *rt, unsigned m);
 /* The same without the pool (its hook to give slots back). */
 void swap_release_slots(void *arg, swp_entry_t e, uint32_t nr);
 /* The node of the calling thread's CPU. */

@@ -10,70 +10,172 @@
  * budget is "stuck" and faults are admitted past max, counted and logged:
  * uswap never kills or deadlocks its program for lack of swap space.
  *
- * Lock: mc->lock protects the condition variables; charges are atomics
- * and never need it.  It is a leaf lock.
+ * One budget per process tree.  The budget lives in a shared mapping of a
+ * memfd, so a child forked from a member shares it, as a cgroup is shared
+ * by the processes in it.  Each process is a member and charges its own
+ * share; every reclaimer is woken when the tree passes high, and each
+ * reclaims only while it holds at least an equal share of the charges, so
+ * the process that uses more gives back more and some member always
+ * reclaims (the largest holds at least the average).
+ *
+ * A member's process can end without a word (kill -9, _exit, exec into a
+ * program that does not load uswap): the reclaimers look for members
+ * whose pid is gone or no longer maps the budget's memfd (its name is in
+ * /proc/PID/maps), and reap them: their slots are freed (swapon.c keeps
+ * who holds which) and their charges dropped.
+ *
+ * No lock: charges and member states are atomics, and waiting is on
+ * futexes in the shared mapping (a fault waits on `room`, a reclaimer on
+ * `kick`; each is a counter bumped before the wake-up).  A process killed
+ * while it waits leaves nothing behind, where a process-shared condition
+ * variable would be left inconsistent.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-void memcg_init(struct memcg *mc, uint64_t max_bytes, uint64_t high_bytes,
-		unsigned folio_pages)
+/* The budget's mapping: a named memfd, so that /proc/PID/maps shows it. */
+static struct memcg *memcg_map(size_t len, char *name, size_t name_len)
 {
-	uint64_t delta;
-	pthread_condattr_t ca;
+	static _Atomic unsigned seq;
+	void *p;
+	int fd;
 
+	snprintf(name, name_len, "uswap-tree-%d-%u", (int)getpid(),
+		 atomic_fetch_add(&seq, 1));
+	fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)len) < 0) {
+		close(fd);
+		return NULL;
+	}
+	p = prim_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * When pid started (field 22 of /proc/PID/stat, in clock ticks), or 0.
+ * Raw reads: this runs in a fork handler too.
+ */
+static uint64_t start_time(int pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned field;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strrchr(buf, ')');	/* the command name may hold anything */
+	for (field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+int memcg_create(struct uswap_runtime *rt, uint64_t max_bytes,
+		 uint64_t high_bytes, unsigned folio_pages)
+{
+	size_t len = (sizeof(struct memcg) + PAGE_SIZE - 1) & PAGE_MASK;
+	char name[sizeof(rt->memcg->name)];
+	struct memcg *mc;
+	uint64_t delta;
+
+	mc = memcg_map(len, name, sizeof(name));
+	if (!mc)
+		return -errno ? -errno : -ENOMEM;
+	memcpy(mc->name, name, sizeof(name));
+	mc->map_len = len;
 	mc->max = max_bytes >> PAGE_SHIFT;
 	mc->high = high_bytes >> PAGE_SHIFT;
 	/* Stop 2% of max (at least a 2 MiB batch, two folios) below high. */
 	delta = MAX(mc->max / 50, MAX(512u, 2u * folio_pages));
 	mc->low = mc->high > 2 * delta ? mc->high - delta : mc->high / 2;
-	atomic_init(&mc->resident, 0);
-	atomic_init(&mc->peak, 0);
-	atomic_init(&mc->waiters, 0);
-	atomic_init(&mc->stuck, false);
-	pthread_mutex_init(&mc->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&mc->room, &ca);
-	pthread_cond_init(&mc->kick, &ca);
-	pthread_condattr_destroy(&ca);
+	atomic_store(&mc->member[0].pid, (int)getpid());
+	atomic_store(&mc->member[0].start_time, start_time(getpid()));
+	atomic_store(&mc->member[0].state, MEMBER_LIVE);
+	atomic_store(&mc->nr_live, 1);
+	rt->memcg = mc;
+	rt->member = 0;
+	return 0;
 }
 
-void memcg_destroy(struct memcg *mc)
+/* This process leaves the tree (its slots were freed by the caller). */
+void memcg_destroy(struct uswap_runtime *rt)
 {
-	pthread_cond_destroy(&mc->room);
-	pthread_cond_destroy(&mc->kick);
-	pthread_mutex_destroy(&mc->lock);
+	struct memcg *mc = rt->memcg;
+
+	if (!mc)
+		return;
+	memcg_member_release(rt, rt->member);
+	prim_munmap(mc, mc->map_len);
+	rt->memcg = NULL;
 }
 
-static void deadline_in(struct timespec *ts, long ms)
+static void bump(_Atomic uint32_t *word)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_nsec += ms * 1000000L;
-	while (ts->tv_nsec >= 1000000000L) {
-		ts->tv_nsec -= 1000000000L;
-		ts->tv_sec++;
-	}
+	atomic_fetch_add(word, 1);
+	prim_futex_wake_all(word);
 }
 
+/* Every reclaimer of the tree: each decides whether it holds its share. */
 void memcg_kick_reclaim(struct memcg *mc)
 {
-	pthread_mutex_lock(&mc->lock);
-	pthread_cond_signal(&mc->kick);
-	pthread_mutex_unlock(&mc->lock);
+	atomic_fetch_add(&mc->kick, 1);
+	if (atomic_load(&mc->sleepers))
+		prim_futex_wake_all(&mc->kick);
+}
+
+/* Wake every waiter and reclaimer (shutdown, a member reaped). */
+void memcg_wake_all(struct memcg *mc)
+{
+	bump(&mc->kick);
+	bump(&mc->room);
+}
+
+/*
+ * A reclaimer sleeps until kicked or ms pass.  With `always`, even above
+ * high: another process of the tree holds more and reclaims first.
+ */
+void memcg_reclaim_sleep(struct uswap_runtime *rt, long ms, bool always)
+{
+	struct memcg *mc = rt->memcg;
+	uint32_t seq;
+
+	atomic_fetch_add(&mc->sleepers, 1);
+	seq = atomic_load(&mc->kick);
+	if (!rt->stopping && (always || !memcg_above_high(rt)))
+		prim_futex_wait(&mc->kick, seq, ms);
+	atomic_fetch_sub(&mc->sleepers, 1);
 }
 
 /* Try to charge nr pages without passing max.  true when charged. */
-static bool try_charge(struct memcg *mc, unsigned nr, bool force)
+static bool try_charge(struct uswap_runtime *rt, unsigned nr, bool force)
 {
+	struct memcg *mc = rt->memcg;
 	uint64_t cur = atomic_load(&mc->resident), peak;
 
 	do {
 		if (!force && cur + nr > mc->max)
 			return false;
 	} while (!atomic_compare_exchange_weak(&mc->resident, &cur, cur + nr));
+	atomic_fetch_add(&mc->member[rt->member].charged, nr);
 	peak = atomic_load(&mc->peak);
 	while (cur + nr > peak &&
 	       !atomic_compare_exchange_weak(&mc->peak, &peak, cur + nr))
@@ -84,42 +186,41 @@ static bool try_charge(struct memcg *mc, unsigned nr, bool force)
 /* Charge nr pages if that stays within max, without waiting (readahead). */
 bool memcg_try_charge(struct uswap_runtime *rt, unsigned nr)
 {
-	return try_charge(&rt->memcg, nr, false);
+	return try_charge(rt, nr, false);
 }
 
 /*
  * Charge nr pages for a folio about to be installed.  Waits while the
- * charge would pass max (the reclaimer is kicked), unless the budget is
+ * charge would pass max (the reclaimers are kicked), unless the budget is
  * stuck or the runtime is stopping.  Must be called with no lock held.
  * Returns the microseconds spent waiting.
  */
 uint64_t memcg_charge(struct uswap_runtime *rt, unsigned nr)
 {
-	struct memcg *mc = &rt->memcg;
+	struct memcg *mc = rt->memcg;
 	uint64_t t0, waited;
 
-	if (likely(try_charge(mc, nr, false)))
+	if (likely(try_charge(rt, nr, false)))
 		goto charged;
 
 	t0 = prim_now_us();
-	pthread_mutex_lock(&mc->lock);
 	atomic_fetch_add(&mc->waiters, 1);
-	while (!try_charge(mc, nr, false)) {
-		struct timespec ts;
+	for (;;) {
+		uint32_t seq = atomic_load(&mc->room);
 
+		if (try_charge(rt, nr, false))
+			break;
 		if (atomic_load(&mc->stuck) || rt->stopping) {
-			try_charge(mc, nr, true);
+			try_charge(rt, nr, true);
 			count_event(rt, USWAP_MAX_OVERRUN, 1);
 			uswap_log_once(&rt->logged_overrun,
 				       "no tier has room: resident memory goes past --max (counted as max_overrun)");
 			break;
 		}
-		pthread_cond_signal(&mc->kick);
-		deadline_in(&ts, 10);
-		pthread_cond_timedwait(&mc->room, &mc->lock, &ts);
+		memcg_kick_reclaim(mc);
+		prim_futex_wait(&mc->room, seq, 10);
 	}
 	atomic_fetch_sub(&mc->waiters, 1);
-	pthread_mutex_unlock(&mc->lock);
 	waited = prim_now_us() - t0;
 	count_event(rt, USWAP_RECLAIM_STALL, 1);
 	count_event(rt, USWAP_RECLAIM_STALL_US, waited);
@@ -131,18 +232,21 @@ charged:
 	return 0;
 }
 
-void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr)
+static void uncharge_member(struct memcg *mc, unsigned m, uint64_t nr)
 {
-	struct memcg *mc = &rt->memcg;
-	uint64_t old = atomic_fetch_sub(&mc->resident, nr);
+	uint64_t old = atomic_fetch_sub(&mc->member[m].charged, nr);
 
 	assert(old >= nr);
+	old = atomic_fetch_sub(&mc->resident, nr);
+	assert(old >= nr);
 	(void)old;
-	if (atomic_load(&mc->waiters)) {
-		pthread_mutex_lock(&mc->lock);
-		pthread_cond_broadcast(&mc->room);
-		pthread_mutex_unlock(&mc->lock);
-	}
+	if (atomic_load(&mc->waiters))
+		bump(&mc->room);
+}
+
+void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr)
+{
+	uncharge_member(rt->memcg, rt->member, nr);
 }
 
 /*
@@ -160,19 +264,34 @@ void memcg_account_pool(void *arg, long delta_pages)
 		return;
 	}
 	atomic_fetch_add(&rt->pool_pages, (uint64_t)delta_pages);
-	try_charge(&rt->memcg, (unsigned)delta_pages, true);
+	try_charge(rt, (unsigned)delta_pages, true);
 }
 
-bool memcg_above_high(struct memcg *mc)
+uint64_t memcg_own_pages(struct uswap_runtime *rt)
 {
+	return atomic_load(&rt->memcg->member[rt->member].charged);
+}
+
+bool memcg_above_high(struct uswap_runtime *rt)
+{
+	struct memcg *mc = rt->memcg;
+
 	return atomic_load(&mc->resident) > mc->high ||
 	       atomic_load(&mc->waiters) > 0;
 }
 
-bool memcg_above_low(struct memcg *mc)
+/*
+ * Reclaim on while the tree is above low (or a fault waits) and this
+ * process holds at least the average share: own * members >= total.
+ */
+bool memcg_should_reclaim(struct uswap_runtime *rt)
 {
-	return atomic_load(&mc->resident) > mc->low ||
-	       atomic_load(&mc->waiters) > 0;
+	struct memcg *mc = rt->memcg;
+	uint64_t total = atomic_load(&mc->resident);
+
+	if (total <= mc->low && !atomic_load(&mc->waiters))
+		return false;
+	return memcg_own_pages(rt) * atomic_load(&mc->nr_live) >= total;
 }
 
 /*
@@ -181,13 +300,124 @@ bool memcg_above_low(struct memcg *mc)
  */
 void memcg_set_stuck(struct uswap_runtime *rt, bool stuck)
 {
-	struct memcg *mc = &rt->memcg;
+	struct memcg *mc = rt->memcg;
 
 	if (atomic_exchange(&mc->stuck, stuck) == stuck)
 		return;
-	if (stuck) {
-		pthread_mutex_lock(&mc->lock);
-		pthread_cond_broadcast(&mc->room);
-		pthread_mutex_unlock(&mc->lock);
+	if (stuck)
+		bump(&mc->room);
+}
+
+/* --- members --- */
+
+/*
+ * Before fork: a member for the child, charged what this process has
+ * charged (its resident pages and pool are the child's too, until they
+ * diverge).  Returns its index, or -ENOSPC when the table is full.
+ */
+int memcg_fork_prepare(struct uswap_runtime *rt)
+{
+	struct memcg *mc = rt->memcg;
+	uint64_t own = memcg_own_pages(rt), cur;
+	unsigned m;
+
+	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
+		unsigned st = MEMBER_FREE;
+
+		if (atomic_compare_exchange_strong(&mc->member[m].state, &st,
+						   MEMBER_FORKING))
+			break;
+	}
+	if (m == TREE_MAX_MEMBERS)
+		return -ENOSPC;
+	atomic_store(&mc->member[m].pid, 0);
+	atomic_store(&mc->member[m].charged, own);
+	atomic_fetch_add(&mc->nr_live, 1);
+	cur = atomic_fetch_add(&mc->resident, own) + own;
+	if (cur > mc->high)
+		memcg_kick_reclaim(mc);
+	return (int)m;
+}
+
+/* In the child: become member `child`. */
+void memcg_fork_child(struct uswap_runtime *rt, unsigned child)
+{
+	struct memcg *mc = rt->memcg;
+
+	rt->member = child;
+	atomic_store(&mc->member[child].start_time, start_time(getpid()));
+	atomic_store(&mc->member[child].pid, (int)getpid());
+	atomic_store(&mc->member[child].state, MEMBER_LIVE);
+}
+
+/* In the parent, once the child is past memcg_fork_child (or fork failed). */
+bool memcg_fork_failed(struct uswap_runtime *rt, unsigned child)
+{
+	return atomic_load(&rt->memcg->member[child].state) == MEMBER_FORKING;
+}
+
+/* Drop member m's remaining charges and free its entry. */
+void memcg_member_release(struct uswap_runtime *rt, unsigned m)
+{
+	struct memcg *mc = rt->memcg;
+	uint64_t left = atomic_load(&mc->member[m].charged);
+
+	if (left)
+		uncharge_member(mc, m, left);
+	atomic_fetch_sub(&mc->nr_live, 1);
+	atomic_store(&mc->member[m].pid, 0);
+	atomic_store(&mc->member[m].state, MEMBER_FREE);
+	memcg_wake_all(mc);
+}
+
+/*
+ * Does member m's process still run an image that maps this budget?  Not
+ * if its pid is gone or now names another process (or a thread: a tid is
+ * a pid to kill() and /proc), nor after an exec.
+ */
+static bool member_alive(struct memcg *mc, unsigned m, int pid)
+{
+	char path[64], line[512];
+	bool found = false;
+	FILE *f;
+
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return false;
+	if (start_time(pid) != atomic_load(&mc->member[m].start_time))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno != ENOENT;	/* cannot tell: assume alive */
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, mc->name) != NULL;
+	fclose(f);
+	return found;
+}
+
+/*
+ * Reap the members whose process is gone.  Called by idle reclaimers (not
+ * on the fault path: it reads /proc with stdio).  A member is reaped once:
+ * the reaper moves it LIVE -> REAPING first.
+ */
+void memcg_reap_gone(struct uswap_runtime *rt,
+		     void (*reap)(struct uswap_runtime *, unsigned))
+{
+	struct memcg *mc = rt->memcg;
+	unsigned m;
+
+	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
+		unsigned st = MEMBER_LIVE;
+		int pid = atomic_load(&mc->member[m].pid);
+
+		if (m == rt->member || !pid ||
+		    atomic_load(&mc->member[m].state) != MEMBER_LIVE ||
+		    member_alive(mc, m, pid))
+			continue;
+		if (!atomic_compare_exchange_strong(&mc->member[m].state, &st,
+						    MEMBER_REAPING))
+			continue;
+		reap(rt, m);
+		memcg_member_release(rt, m);
 	}
 }

@@ -656,14 +656,14 @@ int swap_discard_enable(struct swap_info *si)
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
 		return -EOPNOTSUPP;
 	len = sizeof(*d) + (size_t)si->nr_clusters * sizeof(d->queue[0]);
-	d = prim_alloc(len);
+	d = prim_alloc_shared(len);	/* the queue is the device's, not ours */
 	if (!d)
 		return -ENOMEM;
 	d->queue = (uint32_t *)(d + 1);
 	d->punch = discard_punch;
 	d->blkdev = S_ISBLK(st.st_mode);
 	d->alloc_len = len;
-	pthread_mutex_lock(&si->lock);
+	prim_mutex_lock(&si->lock);
 	si->discard = d;
 	pthread_mutex_unlock(&si->lock);
 	return 0;

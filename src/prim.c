@@ -11,6 +11,8 @@
  * interposes those.
  */
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <stdlib.h>
@@ -295,6 +297,69 @@ void *prim_alloc(size_t len)
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Memory shared with every process forked from this one (the slot maps,
+ * the budget): it stays shared across fork, where prim_alloc's is copied.
+ */
+void *prim_alloc_shared(size_t len)
+{
+	void *p = prim_mmap(NULL, (len + PAGE_SIZE - 1) & PAGE_MASK,
+			    PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * A mutex in shared memory, used by several processes.  Robust: when its
+ * holder dies (kill -9 of one process of the tree), the next locker gets
+ * it with EOWNERDEAD and takes it over, instead of waiting for ever.
+ */
+int prim_shared_mutex_init(pthread_mutex_t *m)
+{
+	pthread_mutexattr_t a;
+	int err;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+	err = pthread_mutex_init(m, &a);
+	pthread_mutexattr_destroy(&a);
+	return -err;
+}
+
+/*
+ * Lock a shared mutex.  A holder that died mid-update may have left a
+ * counter off by one folio; the structures it guards stay walkable (list
+ * links are written in an order that keeps them so), and the alternative
+ * is a tree that never makes progress again.
+ */
+void prim_mutex_lock(pthread_mutex_t *m)
+{
+	if (pthread_mutex_lock(m) == EOWNERDEAD)
+		pthread_mutex_consistent(m);
+}
+
+/*
+ * Futexes on shared memory (no FUTEX_PRIVATE_FLAG): what several
+ * processes wait on.  A process that dies while waiting leaves nothing
+ * behind, unlike a process-shared condition variable.
+ */
+void prim_futex_wait(_Atomic uint32_t *word, uint32_t val, long timeout_ms)
+{
+	struct timespec ts = {
+		.tv_sec = timeout_ms / 1000,
+		.tv_nsec = (timeout_ms % 1000) * 1000000L,
+	};
+
+	syscall(SYS_futex, word, FUTEX_WAIT, val, &ts, NULL, 0);
+}
+
+void prim_futex_wake_all(_Atomic uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
 void prim_free(void *p, size_t len)

@@ -4,15 +4,28 @@
  * destruction.
  *
  * fork.  The kernel gives a child none of its parent's userfaultfd
- * registrations, so a child would read zeros where its parent's memory is
- * swapped out.  Until process trees share one runtime, a child gets its
- * inherited managed memory made resident instead: the parent settles
- * every folio before fork (nothing in flight), the child reads every
- * swapped folio from the swap file straight into its own pages, and the
- * parent waits for it before going on, so that no slot the child still
- * needs is freed or reused.  The child's copy of the runtime is then
- * defunct (its calls pass through to the kernel) and the child starts a
- * runtime of its own for memory it maps later.
+ * registrations: without them, the child would read zeros where its
+ * parent's memory is swapped out.  So the child carries on its copy of
+ * the runtime with a userfaultfd of its own, as the kernel's fork copies
+ * swap entries into the child's page tables:
+ *
+ *  - before fork, the parent settles every folio (nothing in flight),
+ *    pauses the pool's writeback, and gives the child a member in the
+ *    budget, charged what the parent holds; every slot the parent's
+ *    regions name gets one more use, held by that member (the slot maps
+ *    are shared memory, swapon.c);
+ *  - in the child, the regions are registered again on a new userfaultfd,
+ *    clean resident folios drop their slots (their write-protection did
+ *    not survive fork), and fresh threads serve faults and reclaim.  The
+ *    pool is the child's copy: it names the same slots;
+ *  - the parent waits until the child has taken its member (or fork
+ *    failed: the member is then released), and goes on.
+ *
+ * From there the two diverge copy-on-write: each frees its own uses of
+ * the slots, and a slot is free when neither holds it.  When the budget's
+ * member table is full, or the child cannot start its runtime, the child
+ * reads all its swapped memory in instead and runs without a runtime
+ * (counted as fork_materialized).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,18 +49,43 @@ static pthread_mutex_t runtimes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uswap_runtime *runtimes[MAX_RUNTIMES];
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static int fork_pipe[2] = { -1, -1 };
+static int fork_member[MAX_RUNTIMES];	/* the child's member, or -1 */
+
+static int start_workers(struct uswap_runtime *rt);
+
+/* Give member m (the child) one use of every slot rt's regions name. */
+static void share_slots(struct uswap_runtime *rt, unsigned m)
+{
+	unsigned n;
+	uint32_t p;
+
+	for (n = 0; n < rt->nr_regions; n++) {
+		struct region *r = rt->regions[n];
+
+		for (p = 0; p < r->nr_pages; p++)
+			if (r->swp[p])
+				swap_dup_for(rt, r->swp[p], m);
+	}
+}
 
 static void fork_prepare(void)
 {
 	unsigned i;
 
 	pthread_mutex_lock(&runtimes_lock);
-	for (i = 0; i < MAX_RUNTIMES; i++)
-		if (runtimes[i] && !runtimes[i]->defunct) {
-			settle_range(runtimes[i], 0, UINTPTR_MAX);
-			if (runtimes[i]->zswap)
-				zswap_fork_prepare(runtimes[i]->zswap);
-		}
+	for (i = 0; i < MAX_RUNTIMES; i++) {
+		struct uswap_runtime *rt = runtimes[i];
+
+		fork_member[i] = -1;
+		if (!rt || rt->defunct)
+			continue;
+		settle_range(rt, 0, UINTPTR_MAX);
+		if (rt->zswap)
+			zswap_fork_prepare(rt->zswap);
+		fork_member[i] = memcg_fork_prepare(rt);
+		if (fork_member[i] >= 0)
+			share_slots(rt, (unsigned)fork_member[i]);
+	}
 	if (pipe2(fork_pipe, O_CLOEXEC) < 0)
 		fork_pipe[0] = fork_pipe[1] = -1;
 }
@@ -58,18 +96,26 @@ static void fork_parent(void)
 	char c;
 
 	if (fork_pipe[1] >= 0) {
-		/* EOF when the child is done (or when fork failed). */
+		/* EOF when the child has its members (or when fork failed). */
 		close(fork_pipe[1]);
 		while (read(fork_pipe[0], &c, 1) < 0 && errno == EINTR)
 			;
 		close(fork_pipe[0]);
 	}
-	for (i = 0; i < MAX_RUNTIMES; i++)
-		if (runtimes[i] && !runtimes[i]->defunct) {
-			if (runtimes[i]->zswap)
-				zswap_fork_done(runtimes[i]->zswap);
-			settle_done(runtimes[i]);
+	for (i = 0; i < MAX_RUNTIMES; i++) {
+		struct uswap_runtime *rt = runtimes[i];
+
+		if (!rt || rt->defunct)
+			continue;
+		if (fork_member[i] >= 0 &&
+		    memcg_fork_failed(rt, (unsigned)fork_member[i])) {
+			swap_reap_member(rt, (unsigned)fork_member[i]);
+			memcg_member_release(rt, (unsigned)fork_member[i]);
 		}
+		if (rt->zswap)
+			zswap_fork_done(rt->zswap);
+		settle_done(rt);
+	}
 	pthread_mutex_unlock(&runtimes_lock);
 }
 
@@ -116,41 +162,145 @@ static uint64_t materialize(struct uswap_runtime *rt)
 	return pages;
 }
 
-static void fork_child(void)
+/*
+ * The child's runtime cannot go on: read its swapped memory in, give up
+ * its member (if it has one) and every use it holds, and leave the
+ * runtime defunct (the preload library starts a new one on demand).
+ */
+static void child_materialize(struct uswap_runtime *rt, int member)
+{
+	uint64_t pages;
+	unsigned k;
+
+	pages = materialize(rt);
+	count_event(rt, USWAP_FORK_MATERIALIZED, pages);
+	if (pages && (rt->opt.flags & USWAP_OPT_VERBOSE))
+		uswap_log("fork: %llu swapped pages made resident in the child",
+			  (unsigned long long)pages);
+	if (member >= 0) {
+		swap_reap_member(rt, (unsigned)member);
+		memcg_member_release(rt, (unsigned)member);
+	}
+	close(rt->uffd);
+	close(rt->wake_pipe[0]);
+	close(rt->wake_pipe[1]);
+	/* The devices are shared with the parent: close our descriptors only. */
+	for (k = 0; k < rt->nr_swap; k++)
+		if (rt->swap[k].fd >= 0)
+			close(rt->swap[k].fd);
+	rt->nr_regions = 0;
+	rt->defunct = true;
+}
+
+/*
+ * Clean resident folios: the child's pages are its own copies now, and
+ * their write-protection did not survive fork, so their slots cannot stay
+ * exact copies.  The child gives up its use of them.
+ */
+static void child_drop_clean(struct uswap_runtime *rt)
+{
+	unsigned n;
+
+	for (n = 0; n < rt->nr_regions; n++) {
+		struct region *r = rt->regions[n];
+		uint32_t i, p, first;
+
+		r->busy_start = r->busy_end = 0;
+		for (i = 0; i < r->nr_folios; i++) {
+			struct folio *f = &r->folios[i];
+			uint32_t fl = atomic_load(&f->flags);
+			uintptr_t addr;
+			size_t len;
+
+			if (folio_state(fl) != FOLIO_RESIDENT)
+				continue;
+			atomic_store(&f->flags, fl & ~(F_CLEAN | F_ARMED));
+			folio_range(r, i, &addr, &len, &first);
+			for (p = first; p < first + (len >> PAGE_SHIFT); p++) {
+				if (!r->swp[p])
+					continue;
+				swap_free_slots(rt, r->swp[p], 1);
+				r->swp[p] = 0;
+			}
+		}
+	}
+}
+
+/* The child's runtime: a userfaultfd and threads of its own. */
+static int child_restart(struct uswap_runtime *rt)
 {
 	pthread_rwlockattr_t attr;
-	unsigned i, k;
+	unsigned n, k;
+	int err;
 
-	for (i = 0; i < MAX_RUNTIMES; i++) {
-		struct uswap_runtime *rt = runtimes[i];
-		uint64_t pages;
-
-		if (!rt || rt->defunct)
-			continue;
-		if (rt->zswap)
-			zswap_fork_done(rt->zswap);
-		pages = materialize(rt);
-		if (pages && (rt->opt.flags & USWAP_OPT_VERBOSE))
-			uswap_log("fork: %llu swapped pages made resident in the child",
-				  (unsigned long long)pages);
-		close(rt->uffd);
-		close(rt->wake_pipe[0]);
-		close(rt->wake_pipe[1]);
-		for (k = 0; k < rt->nr_swap; k++)
-			swap_file_close(&rt->swap[k]);
-		/* The forking thread's locks are not ours to unlock here. */
-		pthread_rwlockattr_init(&attr);
-		pthread_rwlock_init(&rt->op_lock, &attr);
-		pthread_rwlockattr_destroy(&attr);
-		rt->nr_regions = 0;
-		rt->defunct = true;
-		runtimes[i] = NULL;
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&rt->op_lock, &attr);
+	pthread_rwlockattr_destroy(&attr);
+	memset(&rt->stat, 0, sizeof(rt->stat));
+	memset(rt->swapstat, 0, sizeof(rt->swapstat));
+	if (rt->zswap) {
+		err = zswap_fork_child(rt->zswap);
+		if (err)
+			return err;
 	}
+	child_drop_clean(rt);
+
+	close(rt->uffd);
+	err = prim_uffd_open(rt->features, rt->opt.uffd_features_off,
+			     &rt->features, &rt->uffd);
+	if (err)
+		return err;
+	for (n = 0; n < rt->nr_regions; n++) {
+		struct region *r = rt->regions[n];
+
+		err = prim_uffd_register(rt->uffd, r->start, r->end - r->start,
+					 rt->have_wp);
+		if (err)
+			return err;
+	}
+	close(rt->wake_pipe[0]);
+	close(rt->wake_pipe[1]);
+	if (pipe2(rt->wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	/* The parent's thread states: their rings are the parent's too. */
+	for (k = 0; k < rt->nr_fault_threads; k++)
+		fault_thread_free(rt->fault_threads[k]);
+	rt->nr_fault_threads = 0;
+	rt->reclaim_started = false;
+	return start_workers(rt);
+}
+
+static void fork_child(void)
+{
+	unsigned i;
+
+	for (i = 0; i < MAX_RUNTIMES; i++)
+		if (runtimes[i] && !runtimes[i]->defunct && fork_member[i] >= 0)
+			memcg_fork_child(runtimes[i], (unsigned)fork_member[i]);
+	/* The parent may go on: every member is ours now. */
 	if (fork_pipe[1] >= 0)
 		close(fork_pipe[1]);
 	if (fork_pipe[0] >= 0)
 		close(fork_pipe[0]);
 	fork_pipe[0] = fork_pipe[1] = -1;
+
+	for (i = 0; i < MAX_RUNTIMES; i++) {
+		struct uswap_runtime *rt = runtimes[i];
+		int err = -ENOSPC;
+
+		if (!rt || rt->defunct)
+			continue;
+		if (fork_member[i] >= 0)
+			err = child_restart(rt);
+		if (!err)
+			continue;
+		uswap_log("fork: the child cannot keep its memory managed (%s): reading it in",
+			  strerror(-err));
+		child_materialize(rt, fork_member[i]);
+		runtimes[i] = NULL;
+	}
 	pthread_mutex_init(&runtimes_lock, NULL);
 }
 
@@ -209,10 +359,7 @@ static void stop_threads(struct uswap_runtime *rt)
 
 	rt->stopping = true;
 	(void)!write(rt->wake_pipe[1], "x", 1);
-	memcg_kick_reclaim(&rt->memcg);
-	pthread_mutex_lock(&rt->memcg.lock);
-	pthread_cond_broadcast(&rt->memcg.room);
-	pthread_mutex_unlock(&rt->memcg.lock);
+	memcg_wake_all(rt->memcg);
 	for (i = 0; i < rt->nr_fault_threads; i++) {
 		pthread_join(rt->fault_tids[i], NULL);
 		fault_thread_free(rt->fault_threads[i]);
@@ -221,6 +368,34 @@ static void stop_threads(struct uswap_runtime *rt)
 	if (rt->reclaim_started)
 		pthread_join(rt->reclaim_thread, NULL);
 	rt->reclaim_started = false;
+}
+
+/* The fault threads and the reclaimer. */
+static int start_workers(struct uswap_runtime *rt)
+{
+	size_t fsize = (size_t)1 << rt->folio_shift;
+	unsigned i;
+	int err;
+
+	for (i = 0; i < rt->opt.fault_threads && i < ARRAY_SIZE(rt->fault_tids);
+	     i++) {
+		rt->fault_threads[i] = fault_thread_alloc(rt,
+				(char *)rt->thread_bufs + i * fsize);
+		if (!rt->fault_threads[i])
+			return -ENOMEM;
+		err = start_thread(&rt->fault_tids[i], fault_thread_main,
+				   rt->fault_threads[i]);
+		if (err) {
+			fault_thread_free(rt->fault_threads[i]);
+			return err;
+		}
+		rt->nr_fault_threads++;
+	}
+	err = start_thread(&rt->reclaim_thread, reclaim_thread_main, rt);
+	if (err)
+		return err;
+	rt->reclaim_started = true;
+	return 0;
 }
 
 static unsigned ilog2(uint64_t v)
@@ -292,7 +467,6 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	pthread_rwlockattr_t attr;
 	char err_msg[256];
 	size_t fsize;
-	unsigned i;
 	int err;
 
 	rt = prim_alloc(sizeof(*rt));
@@ -327,8 +501,10 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	err = region_table_init(rt);
 	if (err)
 		goto err_close_uffd;
-	memcg_init(&rt->memcg, rt->opt.max, rt->opt.high,
-		   (unsigned)(fsize >> PAGE_SHIFT));
+	err = memcg_create(rt, rt->opt.max, rt->opt.high,
+			   (unsigned)(fsize >> PAGE_SHIFT));
+	if (err)
+		goto err_regions;
 
 	err = swapon_all(rt);
 	if (err)
@@ -350,26 +526,9 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 		goto err_bufs;
 	}
 
-	for (i = 0; i < rt->opt.fault_threads && i < ARRAY_SIZE(rt->fault_tids);
-	     i++) {
-		rt->fault_threads[i] = fault_thread_alloc(rt,
-				(char *)rt->thread_bufs + i * fsize);
-		if (!rt->fault_threads[i]) {
-			err = -ENOMEM;
-			goto err_threads;
-		}
-		err = start_thread(&rt->fault_tids[i], fault_thread_main,
-				   rt->fault_threads[i]);
-		if (err) {
-			fault_thread_free(rt->fault_threads[i]);
-			goto err_threads;
-		}
-		rt->nr_fault_threads++;
-	}
-	err = start_thread(&rt->reclaim_thread, reclaim_thread_main, rt);
+	err = start_workers(rt);
 	if (err)
 		goto err_threads;
-	rt->reclaim_started = true;
 	err = runtime_list_add(rt);
 	if (err)
 		goto err_threads;
@@ -389,7 +548,8 @@ err_bufs:
 err_swap_file:
 	swapoff_all(rt);
 err_memcg:
-	memcg_destroy(&rt->memcg);
+	memcg_destroy(rt);
+err_regions:
 	region_table_destroy(rt);
 err_close_uffd:
 	pthread_rwlock_destroy(&rt->op_lock);
@@ -397,6 +557,11 @@ err_close_uffd:
 err_free:
 	prim_free(rt, sizeof(*rt));
 	return err;
+}
+
+EXPORT int uswap_runtime_usable(const struct uswap_runtime *rt)
+{
+	return rt && !rt->defunct;
 }
 
 EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
@@ -426,7 +591,7 @@ EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
 	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
 	zswap_stop(rt);
 	swapoff_all(rt);
-	memcg_destroy(&rt->memcg);
+	memcg_destroy(rt);
 	region_table_destroy(rt);
 	pthread_rwlock_destroy(&rt->op_lock);
 	prim_free(rt, sizeof(*rt));

@@ -113,6 +113,14 @@ struct swap_info {
 	 * sets it up; swapfile.c parks and queues clusters in it under `lock`.
 	 */
 	struct swap_discard *discard;
+	/*
+	 * Who holds each slot (swapon.c): one bitmap per member of the
+	 * process tree, owner_words words each, in shared memory, so that
+	 * the slots of a process that ended without freeing them (kill -9,
+	 * exec) can be freed by the others.
+	 */
+	_Atomic uint64_t *owners;
+	uint32_t owner_words;
 	char path[256];			/* for /proc/swaps-like output */
 	int prio;
 	int node;

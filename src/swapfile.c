@@ -536,7 +536,7 @@ static uint32_t discard_run(struct swap_info *si, uint32_t max)
 
 	if (!d || !atomic_load_explicit(&d->pending, memory_order_relaxed))
 		return 0;
-	pthread_mutex_lock(&si->lock);
+	prim_mutex_lock(&si->lock);
 	while (d->nr && done < max) {
 		idx = d->queue[d->head];
 		d->head = (d->head + 1) % si->nr_clusters;
@@ -546,7 +546,7 @@ static uint32_t discard_run(struct swap_info *si, uint32_t max)
 		pthread_mutex_unlock(&si->lock);
 		err = d->punch(si, idx);
 		assert(err <= 0);
-		pthread_mutex_lock(&si->lock);
+		prim_mutex_lock(&si->lock);
 		cluster_unpark_locked(si, idx, err);
 		done++;
 	}
@@ -567,13 +567,13 @@ int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
 	if (order > SWAP_MAX_ORDER)
 		return -EINVAL;
 	discard_run(si, SWAP_DISCARD_BATCH);
-	pthread_mutex_lock(&si->lock);
+	prim_mutex_lock(&si->lock);
 	err = swap_slot_alloc_locked(si, ctx, order, offset);
 	pthread_mutex_unlock(&si->lock);
 	if (err != -ENOSPC || !discard_run(si, UINT32_MAX))
 		return err;
 	/* Parked clusters were the only room left: they are free now. */
-	pthread_mutex_lock(&si->lock);
+	prim_mutex_lock(&si->lock);
 	err = swap_slot_alloc_locked(si, ctx, order, offset);
 	pthread_mutex_unlock(&si->lock);
 	return err;
@@ -602,7 +602,7 @@ void swap_slot_free(struct swap_info *si, uint32_t offset, uint32_t nr)
 {
 	assert(offset <= si->nr_slots && nr <= si->nr_slots - offset);
 
-	pthread_mutex_lock(&si->lock);
+	prim_mutex_lock(&si->lock);
 	while (nr) {
 		const uint32_t idx = offset >> SWAP_CLUSTER_SHIFT;
 		const uint32_t end = cluster_base(idx + 1);
@@ -632,7 +632,7 @@ int swap_slot_dup(struct swap_info *si, uint32_t offset)
 	int err = 0;
 
 	assert(offset < si->nr_slots);
-	pthread_mutex_lock(&si->lock);
+	prim_mutex_lock(&si->lock);
 	p = &si->swap_map[offset];
 	assert(*p > 0);		/* dup of a free slot */
 	if (*p == 0)
@@ -650,7 +650,7 @@ unsigned swap_slot_count(struct swap_info *si, uint32_t offset)
 	unsigned count;
 
 	assert(offset < si->nr_slots);
-	pthread_mutex_lock(&si->lock);
+	prim_mutex_lock(&si->lock);
 	count = si->swap_map[offset];
 	pthread_mutex_unlock(&si->lock);
 	return count;
@@ -664,7 +664,7 @@ void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx)
 
 void swap_alloc_ctx_release(struct swap_info *si, struct swap_alloc_ctx *ctx)
 {
-	pthread_mutex_lock(&si->lock);
+	prim_mutex_lock(&si->lock);
 	swap_alloc_ctx_release_locked(si, ctx);
 	pthread_mutex_unlock(&si->lock);
 }
@@ -674,12 +674,16 @@ void swap_alloc_ctx_release(struct swap_info *si, struct swap_alloc_ctx *ctx)
  * capped at SWP_MAX_SLOTS slots, with every cluster free.  The map and the
  * cluster array come from mmap, not malloc: this runs inside someone else's
  * process, and the pages of a large map are only touched as it fills.
+ * They are shared mappings, and the lock a robust process-shared mutex:
+ * a child forked from the process uses the same device (its slots are
+ * counted in the same map, as the kernel's swap_map counts references
+ * from every page table).  The caller puts si itself in shared memory.
  * Returns 0, -EINVAL for less than one cluster, or the mmap error.
  */
 int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 {
 	const int prot = PROT_READ | PROT_WRITE;
-	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+	const int flags = MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE;
 	uint64_t nr_clusters = size_bytes / SWAP_CLUSTER_BYTES;
 	uint32_t i;
 	void *p;
@@ -709,7 +713,7 @@ int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 		goto err_unmap_map;
 	}
 	si->clusters = p;
-	err = -pthread_mutex_init(&si->lock, NULL);
+	err = prim_shared_mutex_init(&si->lock);
 	if (err)
 		goto err_unmap_clusters;
 
@@ -847,7 +851,7 @@ int swap_info_validate(struct swap_info *si)
 {
 	int err;
 
-	pthread_mutex_lock(&si->lock);
+	prim_mutex_lock(&si->lock);
 	err = swap_info_validate_locked(si);
 	pthread_mutex_unlock(&si->lock);
 	return err;

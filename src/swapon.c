@@ -255,6 +255,9 @@ int swapon_all(struct uswap_runtime *rt)
 	err = gather_specs(rt, specs, &n);
 	if (err)
 		return err;
+	rt->swap = prim_alloc_shared(SWAP_MAX_TYPES * sizeof(*rt->swap));
+	if (!rt->swap)
+		return -ENOMEM;
 	rt->nr_nodes = (unsigned)MAX(sysfs_nr_nodes(root), 1);
 	read_cpu_nodes(rt, root);
 	if (!n) {
@@ -268,8 +271,10 @@ int swapon_all(struct uswap_runtime *rt)
 			size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
 		}
 		err = swap_info_init(&rt->swap[0], 0, size);
-		if (err)
+		if (err) {
+			swapoff_all(rt);
 			return err;
+		}
 		if (rt->opt.flags & USWAP_OPT_NO_SWAP_FILE) {
 			snprintf(rt->swap[0].path, sizeof(rt->swap[0].path), "(none)");
 			rt->swap_kind[0] = "virtual";
@@ -279,6 +284,7 @@ int swapon_all(struct uswap_runtime *rt)
 				uswap_log("cannot create a swap file in %s: %s",
 					  rt->opt.swap_dir, strerror(-err));
 				swap_info_destroy(&rt->swap[0]);
+				swapoff_all(rt);
 				return err;
 			}
 			rt->swap_kind[0] = "file";
@@ -311,10 +317,43 @@ int swapon_all(struct uswap_runtime *rt)
 		swapoff_all(rt);
 		return err;
 	}
-	for (k = 0; k < rt->nr_swap; k++)
-		rt->swap[k].prio = swap_avail_prio(rt->avail, k);
+	for (k = 0; k < rt->nr_swap; k++) {
+		struct swap_info *si = &rt->swap[k];
+
+		si->prio = swap_avail_prio(rt->avail, k);
+		si->owner_words = (si->nr_slots + 63) / 64;
+		si->owners = prim_alloc_shared((size_t)TREE_MAX_MEMBERS *
+					       si->owner_words * sizeof(uint64_t));
+		if (!si->owners) {
+			swapoff_all(rt);
+			return -ENOMEM;
+		}
+	}
 	inject_faults(rt);
 	return 0;
+}
+
+/*
+ * Another process of the tree still uses the devices: let go of this
+ * process's descriptors and mappings, and write nothing in them.
+ */
+static void swap_detach(struct uswap_runtime *rt)
+{
+	unsigned k;
+
+	for (k = 0; k < rt->nr_swap; k++) {
+		struct swap_info *si = &rt->swap[k];
+
+		if (si->fd >= 0)
+			close(si->fd);
+		if (si->discard)
+			prim_munmap(si->discard, si->discard->alloc_len);
+		prim_free((void *)si->owners, (size_t)TREE_MAX_MEMBERS *
+			  si->owner_words * sizeof(uint64_t));
+		prim_munmap(si->clusters,
+			    (size_t)si->nr_clusters * sizeof(*si->clusters));
+		prim_munmap(si->swap_map, si->nr_slots);
+	}
 }
 
 void swapoff_all(struct uswap_runtime *rt)
@@ -324,11 +363,23 @@ void swapoff_all(struct uswap_runtime *rt)
 	if (rt->avail)
 		swap_avail_destroy(rt->avail);
 	rt->avail = NULL;
+	if (rt->swap && rt->memcg && atomic_load(&rt->memcg->nr_live) > 1) {
+		swap_detach(rt);
+		rt->nr_swap = 0;
+	}
 	for (k = 0; k < rt->nr_swap; k++) {
-		swap_file_close(&rt->swap[k]);
-		swap_info_destroy(&rt->swap[k]);
+		struct swap_info *si = &rt->swap[k];
+
+		if (si->owners)
+			prim_free((void *)si->owners, (size_t)TREE_MAX_MEMBERS *
+				  si->owner_words * sizeof(uint64_t));
+		swap_file_close(si);
+		swap_info_destroy(si);
 	}
 	rt->nr_swap = 0;
+	if (rt->swap)
+		prim_free(rt->swap, SWAP_MAX_TYPES * sizeof(*rt->swap));
+	rt->swap = NULL;
 }
 
 /* Leave the lists: no slot left on dev. */
@@ -336,6 +387,87 @@ static void device_full(struct uswap_runtime *rt, unsigned dev)
 {
 	if (!atomic_exchange(&rt->swap_dev_full[dev], true))
 		swap_avail_full(rt->avail, dev);
+}
+
+/* --- who holds which slot --- */
+
+static _Atomic uint64_t *owner_words(struct swap_info *si, unsigned m)
+{
+	return si->owners + (size_t)m * si->owner_words;
+}
+
+/* Mark (or clear) nr slots from off as held by member m. */
+static void owners_mark(struct swap_info *si, unsigned m, uint32_t off,
+			uint32_t nr, bool held)
+{
+	_Atomic uint64_t *w = owner_words(si, m);
+	uint32_t i;
+
+	for (i = off; i < off + nr; i++) {
+		uint64_t bit = 1ull << (i % 64);
+
+		if (held)
+			atomic_fetch_or_explicit(&w[i / 64], bit,
+						 memory_order_relaxed);
+		else
+			atomic_fetch_and_explicit(&w[i / 64], ~bit,
+						  memory_order_relaxed);
+	}
+}
+
+/* A slot was freed on a full device: it may join the lists again. */
+static void device_room(struct uswap_runtime *rt, unsigned dev)
+{
+	if (atomic_load(&rt->swap_dev_full[dev]) &&
+	    !atomic_load(&rt->swap_dev_failed[dev]) &&
+	    atomic_exchange(&rt->swap_dev_full[dev], false))
+		swap_avail_room(rt->avail, dev);
+}
+
+/*
+ * fork: the child, member m, holds e too (one more use of the slot, as
+ * the kernel's copy_pte_range duplicates swap entries).  A slot has at
+ * most one use per member, so the count cannot overflow.
+ */
+void swap_dup_for(struct uswap_runtime *rt, swp_entry_t e, unsigned m)
+{
+	struct swap_info *si = &rt->swap[swp_type(e)];
+	int err = swap_slot_dup(si, swp_offset(e));
+
+	assert(!err);
+	(void)err;
+	owners_mark(si, m, swp_offset(e), 1, true);
+}
+
+/*
+ * Free every slot member m still holds: its process ended (or fork
+ * failed) without freeing them.  Its pool went with it.
+ */
+void swap_reap_member(struct uswap_runtime *rt, unsigned m)
+{
+	unsigned k;
+
+	for (k = 0; k < rt->nr_swap; k++) {
+		struct swap_info *si = &rt->swap[k];
+		_Atomic uint64_t *w = owner_words(si, m);
+		uint32_t i;
+		bool freed = false;
+
+		for (i = 0; i < si->owner_words; i++) {
+			uint64_t bits = atomic_load(&w[i]) ?
+					atomic_exchange(&w[i], 0) : 0;
+
+			while (bits) {
+				unsigned b = (unsigned)__builtin_ctzll(bits);
+
+				bits &= bits - 1;
+				swap_slot_free(si, i * 64 + b, 1);
+				freed = true;
+			}
+		}
+		if (freed)
+			device_room(rt, k);
+	}
 }
 
 void swap_free_slots(struct uswap_runtime *rt, swp_entry_t e, uint32_t nr)
@@ -351,11 +483,9 @@ void swap_release_slots(void *arg, swp_entry_t e, uint32_t nr)
 	struct uswap_runtime *rt = arg;
 	unsigned dev = swp_type(e);
 
+	owners_mark(&rt->swap[dev], rt->member, swp_offset(e), nr, false);
 	swap_slot_free(&rt->swap[dev], swp_offset(e), nr);
-	if (atomic_load(&rt->swap_dev_full[dev]) &&
-	    !atomic_load(&rt->swap_dev_failed[dev]) &&
-	    atomic_exchange(&rt->swap_dev_full[dev], false))
-		swap_avail_room(rt->avail, dev);
+	device_room(rt, dev);
 }
 
 /*
@@ -390,9 +520,36 @@ static bool alloc_on(struct uswap_runtime *rt, struct swap_alloc_ctx *ctx,
 	}
 	if ((1u << order) > nr)
 		swap_slot_free(si, off + nr, (1u << order) - nr);
+	owners_mark(si, rt->member, off, nr, true);
 	for (k = 0; k < nr; k++)
 		ents[k] = swp_entry(dev, off + k);
 	return true;
+}
+
+/*
+ * Another process of the tree may have freed slots on a device this one
+ * took off its lists as full: put back those that have room again.
+ */
+static bool recheck_full(struct uswap_runtime *rt)
+{
+	bool any = false;
+	unsigned k;
+
+	for (k = 0; k < rt->nr_swap; k++) {
+		struct swap_info *si = &rt->swap[k];
+		uint32_t used;
+
+		if (!atomic_load(&rt->swap_dev_full[k]))
+			continue;
+		prim_mutex_lock(&si->lock);
+		used = si->inuse_slots;
+		pthread_mutex_unlock(&si->lock);
+		if (used < si->nr_slots) {
+			device_room(rt, k);
+			any = true;
+		}
+	}
+	return any;
 }
 
 /* Slots for nr (<= 2^order) contiguous pages, on the lists of node. */
@@ -410,6 +567,8 @@ static bool alloc_run(struct uswap_runtime *rt, struct swap_pick *pick,
 	}
 	for (tries = 0; tries < 2 * rt->nr_swap; tries++) {
 		dev = swap_avail_next(rt->avail, node);
+		if (dev < 0 && tries == 0 && recheck_full(rt))
+			dev = swap_avail_next(rt->avail, node);
 		if (dev < 0)
 			return false;
 		if (alloc_on(rt, pick->ctx, (unsigned)dev, order, nr, ents)) {

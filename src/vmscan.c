@@ -689,21 +689,15 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 	return freed ? freed : (na ? 1 : 0);
 }
 
-static void reclaim_wait(struct uswap_runtime *rt, long ms)
+/* Once a second: free what members that ended without a word still hold. */
+static void reap_members(struct uswap_runtime *rt, uint64_t *last)
 {
-	struct memcg *mc = &rt->memcg;
-	struct timespec ts;
+	uint64_t now = prim_now_us();
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_nsec += ms * 1000000L;
-	while (ts.tv_nsec >= 1000000000L) {
-		ts.tv_nsec -= 1000000000L;
-		ts.tv_sec++;
-	}
-	pthread_mutex_lock(&mc->lock);
-	if (!rt->stopping && !memcg_above_high(mc))
-		pthread_cond_timedwait(&mc->kick, &mc->lock, &ts);
-	pthread_mutex_unlock(&mc->lock);
+	if (now - *last < 1000000)
+		return;
+	*last = now;
+	memcg_reap_gone(rt, swap_reap_member);
 }
 
 /*
@@ -716,6 +710,7 @@ void *reclaim_thread_main(void *arg)
 {
 	struct uswap_runtime *rt = arg;
 	struct reclaimer *rc = prim_alloc(sizeof(*rc));
+	uint64_t last_reap = 0;
 	unsigned idle = 0;
 
 	if (!rc) {
@@ -735,16 +730,21 @@ void *reclaim_thread_main(void *arg)
 		bool nospace = false;
 		uint64_t got;
 
-		if (!memcg_above_high(&rt->memcg)) {
+		reap_members(rt, &last_reap);
+		if (!memcg_above_high(rt)) {
 			unsigned k;
 
 			/* Idle: give freed clusters back (devices with discard). */
 			for (k = 0; k < rt->nr_swap; k++)
 				swap_discard_run(&rt->swap[k]);
-			reclaim_wait(rt, 100);
+			memcg_reclaim_sleep(rt, 100, false);
 			continue;
 		}
-		while (!rt->stopping && memcg_above_low(&rt->memcg)) {
+		if (!memcg_should_reclaim(rt)) {
+			memcg_reclaim_sleep(rt, 10, true);
+			continue;
+		}
+		while (!rt->stopping && memcg_should_reclaim(rt)) {
 			got = shrink_batch(rc, &nospace);
 			if (got) {
 				idle = 0;

@@ -121,26 +121,26 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		values[i] = atomic_load(&rt->stat.ev[i]);
 	if (n > USWAP_RESIDENT_BYTES)
 		values[USWAP_RESIDENT_BYTES] =
-			(atomic_load(&rt->memcg.resident) -
+			(memcg_own_pages(rt) -
 			 atomic_load(&rt->pool_pages)) << PAGE_SHIFT;
 	if (n > USWAP_RESIDENT_PEAK)
 		values[USWAP_RESIDENT_PEAK] =
-			atomic_load(&rt->memcg.peak) << PAGE_SHIFT;
+			atomic_load(&rt->memcg->peak) << PAGE_SHIFT;
 	if (n > USWAP_SWAP_USED_BYTES) {
 		uint64_t used = 0;
 		unsigned k;
 
 		for (k = 0; k < rt->nr_swap; k++) {
-			pthread_mutex_lock(&rt->swap[k].lock);
+			prim_mutex_lock(&rt->swap[k].lock);
 			used += (uint64_t)rt->swap[k].inuse_slots << SWAP_SLOT_SHIFT;
 			pthread_mutex_unlock(&rt->swap[k].lock);
 		}
 		values[USWAP_SWAP_USED_BYTES] = used;
 	}
 	if (n > USWAP_MAX_BYTES)
-		values[USWAP_MAX_BYTES] = rt->memcg.max << PAGE_SHIFT;
+		values[USWAP_MAX_BYTES] = rt->memcg->max << PAGE_SHIFT;
 	if (n > USWAP_HIGH_BYTES)
-		values[USWAP_HIGH_BYTES] = rt->memcg.high << PAGE_SHIFT;
+		values[USWAP_HIGH_BYTES] = rt->memcg->high << PAGE_SHIFT;
 	if (n > USWAP_METADATA_BYTES) {
 		pthread_rwlock_rdlock(&rt->op_lock);
 		values[USWAP_METADATA_BYTES] = rt->meta_bytes;

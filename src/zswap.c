@@ -744,6 +744,45 @@ void zswap_fork_done(struct zswap *zs)
 	pthread_mutex_unlock(&zs->wb_mutex);
 }
 
+static void *compress_thread(void *arg);
+static void *writeback_thread(void *arg);
+
+/*
+ * In a child after fork: the pool is the child's own copy (its entries
+ * name slots the child holds a reference on too), but its threads stayed
+ * in the parent and its locks may be copies of held ones.  Fresh locks,
+ * fresh threads.  Returns 0 or -errno (the pool then has fewer threads:
+ * stores compress inline, writeback waits for the next store).
+ */
+int zswap_fork_child(struct zswap *zs)
+{
+	unsigned k, n = zs->nr_threads;
+	int err = 0;
+
+	pthread_mutex_init(&zs->lock, NULL);
+	pthread_mutex_init(&zs->work_lock, NULL);
+	pthread_mutex_init(&zs->wb_mutex, NULL);
+	pthread_cond_init(&zs->work_cv, NULL);
+	pthread_cond_init(&zs->done_cv, NULL);
+	pthread_cond_init(&zs->wb_cv, NULL);
+	zs->stopping = false;
+	zs->busy = 0;
+	zs->nr_jobs = 0;
+	zs->nr_threads = 0;
+	for (k = 0; k < n && !err; k++) {
+		err = start_thread(&zs->workers[k].tid, compress_thread,
+				   &zs->workers[k]);
+		if (!err)
+			zs->nr_threads++;
+	}
+	zs->wb_started = false;
+	if (!err) {
+		err = start_thread(&zs->wb_thread, writeback_thread, zs);
+		zs->wb_started = !err;
+	}
+	return err;
+}
+
 /* --- life --- */
 
 struct zswap_ctx *zswap_ctx_create(struct zswap *zs)

@@ -123,5 +123,7 @@ void zswap_get_stats(struct zswap *zs, struct zswap_stats *st);
  */
 void zswap_fork_prepare(struct zswap *zs);
 void zswap_fork_done(struct zswap *zs);
+/* In the child after fork: new locks and threads for its copy. */
+int zswap_fork_child(struct zswap *zs);
 
 #endif /* USWAP_ZSWAP_H */
