@@ -29,6 +29,8 @@ struct uswap_runtime;
 #define USWAP_OPT_VERBOSE	(1u << 0)	/* one-line summary on stderr at destroy */
 #define USWAP_OPT_NO_SWAP_FILE	(1u << 1)	/* no swap file: the compressed pool is
 						   the only tier ("swap none") */
+#define USWAP_OPT_JOIN_TREE	(1u << 2)	/* join the budget whose descriptor is
+						   tree_fd (after exec) */
 
 /* Values of struct uswap_options.swap_node_policy. */
 #define USWAP_SWAP_NODE_PAGE	1	/* the node of the memory swapped out (default) */
@@ -76,6 +78,9 @@ struct uswap_options {
 	unsigned flags;		/* USWAP_OPT_* */
 	uint64_t uffd_features_off; /* testing: userfaultfd feature bits to treat
 				       as absent (exercises fallbacks) */
+	int tree_fd;		/* with USWAP_OPT_JOIN_TREE: a descriptor from
+				   uswap_runtime_tree_fd() of the process that
+				   exec'd this one; its --max and --high apply */
 };
 
 /* Fill *opt with defaults (all sizes zero: computed at runtime creation). */
@@ -137,6 +142,13 @@ void uswap_runtime_destroy(struct uswap_runtime *rt);
  * mapped from now on, and do not use or destroy rt).
  */
 int uswap_runtime_usable(const struct uswap_runtime *rt);
+
+/*
+ * exec: a descriptor of rt's budget that survives exec (no FD_CLOEXEC),
+ * for the next image to join (USWAP_OPT_JOIN_TREE), so that one budget
+ * covers a process tree that forks and execs.  Made once; -errno.
+ */
+int uswap_runtime_tree_fd(struct uswap_runtime *rt);
 
 /* Map len bytes (rounded up to pages) of managed anonymous memory. */
 int uswap_region_create(struct uswap_runtime *rt, size_t len, void **addrp);

@@ -61,6 +61,33 @@ static void preload_atfork_child(void)
 		__atomic_store_n(&rt_pid, getpid(), __ATOMIC_RELEASE);
 }
 
+/*
+ * Create the runtime.  A program exec'd by a process of the tree finds
+ * the tree's budget in USWAP_TREE_FD and joins it; the first process of a
+ * tree puts its budget there for the programs it execs.
+ */
+static int create_in_tree(struct uswap_options *opt)
+{
+	const char *v = getenv("USWAP_TREE_FD");
+	char num[16];
+	int ret, fd;
+
+	if (v && *v) {
+		opt->flags |= USWAP_OPT_JOIN_TREE;
+		opt->tree_fd = atoi(v);
+	}
+	ret = uswap_runtime_create(opt, &rt);
+	if (ret)
+		return ret;
+	pthread_atfork(NULL, NULL, preload_atfork_child);
+	fd = uswap_runtime_tree_fd(rt);
+	if (fd >= 0) {
+		snprintf(num, sizeof(num), "%d", fd);
+		setenv("USWAP_TREE_FD", num, 1);
+	}
+	return 0;
+}
+
 /* The runtime of this process, created on first use (and after fork). */
 static struct uswap_runtime *runtime(void)
 {
@@ -79,9 +106,7 @@ static struct uswap_runtime *runtime(void)
 		if (ret)
 			say("%s", err);
 		else
-			ret = uswap_runtime_create(&opt, &rt);
-		if (!ret)
-			pthread_atfork(NULL, NULL, preload_atfork_child);
+			ret = create_in_tree(&opt);
 		if (ret) {
 			say("cannot start (%s): the program runs without uswap",
 			    strerror(-ret));

@@ -139,16 +139,26 @@ struct region {
  */
 #define TREE_MAX_MEMBERS	64
 
-enum member_state { MEMBER_FREE, MEMBER_FORKING, MEMBER_LIVE, MEMBER_REAPING };
+enum member_state {
+	MEMBER_FREE,
+	MEMBER_FORKING,		/* reserved by a parent about to fork */
+	MEMBER_LIVE,
+	MEMBER_EXECED,		/* its process exec'd: the image is gone */
+	MEMBER_REAPING,
+};
 
 struct tree_member {
 	_Atomic int pid;		/* 0 while FORKING */
 	_Atomic unsigned state;		/* enum member_state */
 	_Atomic uint64_t charged;	/* pages this process has charged */
 	_Atomic uint64_t start_time;	/* of pid (/proc/PID/stat): pids recycle */
+	_Atomic uint64_t devset;	/* the swap devices it uses (fork shares them) */
 };
 
+#define MEMCG_MAGIC	0x7573776170747265ull	/* "uswaptre" */
+
 struct memcg {
+	uint64_t magic;
 	_Atomic uint64_t resident;	/* pages charged, whole tree */
 	_Atomic uint64_t peak;
 	uint64_t max, high, low;	/* pages; low = where reclaim stops */
@@ -211,6 +221,9 @@ struct uswap_runtime {
 
 	struct memcg *memcg;		/* the tree's budget (shared memory) */
 	unsigned member;		/* this process's index in it */
+	int tree_fd;			/* the budget's memfd (close-on-exec) */
+	int tree_fd_exec;		/* its copy for exec'd images, or -1 */
+	uint64_t devset;		/* names rt->swap among the members */
 	/*
 	 * Swap devices by type (swapon.c); fd < 0 with swap "none".  In
 	 * shared memory: after fork, parent and child allocate from and free
@@ -318,6 +331,7 @@ bool memcg_fork_failed(struct uswap_runtime *rt, unsigned child);
 void memcg_reap_gone(struct uswap_runtime *rt,
 		     void (*reap)(struct uswap_runtime *, unsigned));
 void memcg_member_release(struct uswap_runtime *rt, unsigned m);
+int memcg_tree_fd(struct uswap_runtime *rt);
 
 /* region.c */
 int region_table_init(struct uswap_runtime *rt);

@@ -37,31 +37,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-/* The budget's mapping: a named memfd, so that /proc/PID/maps shows it. */
-static struct memcg *memcg_map(size_t len, char *name, size_t name_len)
-{
-	static _Atomic unsigned seq;
-	void *p;
-	int fd;
-
-	snprintf(name, name_len, "uswap-tree-%d-%u", (int)getpid(),
-		 atomic_fetch_add(&seq, 1));
-	fd = memfd_create(name, MFD_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (ftruncate(fd, (off_t)len) < 0) {
-		close(fd);
-		return NULL;
-	}
-	p = prim_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	return p == MAP_FAILED ? NULL : p;
-}
 
 /*
  * When pid started (field 22 of /proc/PID/stat, in clock ticks), or 0.
@@ -89,6 +69,100 @@ static uint64_t start_time(int pid)
 	return p ? strtoull(p + 1, NULL, 10) : 0;
 }
 
+/* The budget's mapping: a named memfd, so that /proc/PID/maps shows it. */
+static struct memcg *memcg_map(size_t len, char *name, size_t name_len,
+			       int *fdp)
+{
+	static _Atomic unsigned seq;
+	void *p;
+	int fd;
+
+	snprintf(name, name_len, "uswap-tree-%d-%u", (int)getpid(),
+		 atomic_fetch_add(&seq, 1));
+	fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, (off_t)len) < 0) {
+		close(fd);
+		return NULL;
+	}
+	p = prim_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		close(fd);
+		return NULL;
+	}
+	*fdp = fd;
+	return p;
+}
+
+/* Become a member: a free entry for this process. */
+static int member_add(struct uswap_runtime *rt)
+{
+	struct memcg *mc = rt->memcg;
+	unsigned m;
+
+	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
+		unsigned st = MEMBER_FREE;
+
+		if (atomic_compare_exchange_strong(&mc->member[m].state, &st,
+						   MEMBER_FORKING))
+			break;
+	}
+	if (m == TREE_MAX_MEMBERS)
+		return -ENOSPC;
+	atomic_store(&mc->member[m].charged, 0);
+	atomic_store(&mc->member[m].devset, rt->devset);
+	atomic_store(&mc->member[m].start_time, start_time(getpid()));
+	atomic_store(&mc->member[m].pid, (int)getpid());
+	atomic_fetch_add(&mc->nr_live, 1);
+	atomic_store(&mc->member[m].state, MEMBER_LIVE);
+	rt->member = m;
+	return 0;
+}
+
+/*
+ * After exec: join the budget of the image before (its descriptor came
+ * through exec).  That image's member is this very process: mark it
+ * EXECED so that the members that share its devices free its slots.
+ */
+static int memcg_join(struct uswap_runtime *rt, int fd)
+{
+	struct memcg *mc;
+	struct stat st;
+	unsigned m;
+	int err;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if ((size_t)st.st_size < sizeof(*mc))
+		return -EINVAL;
+	mc = prim_mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, fd, 0);
+	if (mc == MAP_FAILED)
+		return -errno;
+	if (mc->magic != MEMCG_MAGIC || mc->map_len != (size_t)st.st_size) {
+		prim_munmap(mc, (size_t)st.st_size);
+		return -EINVAL;
+	}
+	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
+		unsigned live = MEMBER_LIVE;
+
+		if (atomic_load(&mc->member[m].pid) == (int)getpid())
+			atomic_compare_exchange_strong(&mc->member[m].state,
+						       &live, MEMBER_EXECED);
+	}
+	rt->memcg = mc;
+	err = member_add(rt);
+	if (err) {
+		prim_munmap(mc, mc->map_len);
+		rt->memcg = NULL;
+		return err;
+	}
+	rt->tree_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	rt->tree_fd_exec = fd;		/* already survives exec: hand it on */
+	return 0;
+}
+
 int memcg_create(struct uswap_runtime *rt, uint64_t max_bytes,
 		 uint64_t high_bytes, unsigned folio_pages)
 {
@@ -96,24 +170,37 @@ int memcg_create(struct uswap_runtime *rt, uint64_t max_bytes,
 	char name[sizeof(rt->memcg->name)];
 	struct memcg *mc;
 	uint64_t delta;
+	int err;
 
-	mc = memcg_map(len, name, sizeof(name));
+	rt->devset = ((uint64_t)getpid() << 32) ^ prim_now_us();
+	rt->tree_fd = rt->tree_fd_exec = -1;
+	if (rt->opt.flags & USWAP_OPT_JOIN_TREE) {
+		err = memcg_join(rt, rt->opt.tree_fd);
+		if (!err)
+			return 0;
+		uswap_log("cannot join the budget of the program that exec'd this one (%s): this one has a budget of its own",
+			  strerror(-err));
+	}
+	mc = memcg_map(len, name, sizeof(name), &rt->tree_fd);
 	if (!mc)
-		return -errno ? -errno : -ENOMEM;
+		return errno ? -errno : -ENOMEM;
 	memcpy(mc->name, name, sizeof(name));
+	mc->magic = MEMCG_MAGIC;
 	mc->map_len = len;
 	mc->max = max_bytes >> PAGE_SHIFT;
 	mc->high = high_bytes >> PAGE_SHIFT;
 	/* Stop 2% of max (at least a 2 MiB batch, two folios) below high. */
 	delta = MAX(mc->max / 50, MAX(512u, 2u * folio_pages));
 	mc->low = mc->high > 2 * delta ? mc->high - delta : mc->high / 2;
-	atomic_store(&mc->member[0].pid, (int)getpid());
-	atomic_store(&mc->member[0].start_time, start_time(getpid()));
-	atomic_store(&mc->member[0].state, MEMBER_LIVE);
-	atomic_store(&mc->nr_live, 1);
 	rt->memcg = mc;
-	rt->member = 0;
-	return 0;
+	return member_add(rt);
+}
+
+int memcg_tree_fd(struct uswap_runtime *rt)
+{
+	if (rt->tree_fd_exec < 0 && rt->tree_fd >= 0)
+		rt->tree_fd_exec = fcntl(rt->tree_fd, F_DUPFD, 3);
+	return rt->tree_fd_exec >= 0 ? rt->tree_fd_exec : -EBADF;
 }
 
 /* This process leaves the tree (its slots were freed by the caller). */
@@ -125,6 +212,8 @@ void memcg_destroy(struct uswap_runtime *rt)
 		return;
 	memcg_member_release(rt, rt->member);
 	prim_munmap(mc, mc->map_len);
+	if (rt->tree_fd >= 0)
+		close(rt->tree_fd);
 	rt->memcg = NULL;
 }
 
@@ -332,6 +421,7 @@ int memcg_fork_prepare(struct uswap_runtime *rt)
 		return -ENOSPC;
 	atomic_store(&mc->member[m].pid, 0);
 	atomic_store(&mc->member[m].charged, own);
+	atomic_store(&mc->member[m].devset, rt->devset);
 	atomic_fetch_add(&mc->nr_live, 1);
 	cur = atomic_fetch_add(&mc->resident, own) + own;
 	if (cur > mc->high)
@@ -400,6 +490,27 @@ static bool member_alive(struct memcg *mc, unsigned m, int pid)
  * on the fault path: it reads /proc with stdio).  A member is reaped once:
  * the reaper moves it LIVE -> REAPING first.
  */
+static bool devset_in_use(struct memcg *mc, uint64_t devset, unsigned skip)
+{
+	unsigned m;
+
+	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
+		unsigned st = atomic_load(&mc->member[m].state);
+
+		if (m != skip && (st == MEMBER_LIVE || st == MEMBER_FORKING) &&
+		    atomic_load(&mc->member[m].devset) == devset)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Reap the members whose process is gone.  Called by idle reclaimers (not
+ * on the fault path: it reads /proc with stdio).  A member is reaped once:
+ * the reaper moves it to REAPING first.  Its slots can only be freed by a
+ * process that uses the same devices; one that does not leaves the member
+ * to them, unless none is left (the devices went with the last of them).
+ */
 void memcg_reap_gone(struct uswap_runtime *rt,
 		     void (*reap)(struct uswap_runtime *, unsigned))
 {
@@ -407,17 +518,23 @@ void memcg_reap_gone(struct uswap_runtime *rt,
 	unsigned m;
 
 	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
-		unsigned st = MEMBER_LIVE;
+		unsigned st = atomic_load(&mc->member[m].state);
 		int pid = atomic_load(&mc->member[m].pid);
+		uint64_t devset = atomic_load(&mc->member[m].devset);
+		bool mine = devset == rt->devset;
 
 		if (m == rt->member || !pid ||
-		    atomic_load(&mc->member[m].state) != MEMBER_LIVE ||
-		    member_alive(mc, m, pid))
+		    (st != MEMBER_LIVE && st != MEMBER_EXECED))
+			continue;
+		if (st == MEMBER_LIVE && member_alive(mc, m, pid))
+			continue;
+		if (!mine && devset_in_use(mc, devset, m))
 			continue;
 		if (!atomic_compare_exchange_strong(&mc->member[m].state, &st,
 						    MEMBER_REAPING))
 			continue;
-		reap(rt, m);
+		if (mine)
+			reap(rt, m);
 		memcg_member_release(rt, m);
 	}
 }

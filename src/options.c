@@ -676,7 +676,8 @@ EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
 			opt->fault_threads, OPTIONS_FAULT_THREADS_MAX);
 		return -EINVAL;
 	}
-	if (opt->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE)) {
+	if (opt->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE |
+			   USWAP_OPT_JOIN_TREE)) {
 		opt_err(err, errlen, "unknown flags 0x%x", opt->flags);
 		return -EINVAL;
 	}

@@ -564,6 +564,11 @@ EXPORT int uswap_runtime_usable(const struct uswap_runtime *rt)
 	return rt && !rt->defunct;
 }
 
+EXPORT int uswap_runtime_tree_fd(struct uswap_runtime *rt)
+{
+	return rt && !rt->defunct ? memcg_tree_fd(rt) : -EINVAL;
+}
+
 EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
 {
 	size_t fsize;

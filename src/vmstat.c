@@ -307,14 +307,16 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 	out_printf(o, "},\n \"process\": {\"pid\": %d, \"rss_peak_kib\": %llu, "
 		   "\"rss_kib\": %llu, \"folio_size\": %llu, "
 		   "\"uffd_features\": %llu, \"write_protect\": %s, "
-		   "\"zswap\": \"%s\", \"zswap_unit\": \"%s\"}}\n",
+		   "\"zswap\": \"%s\", \"zswap_unit\": \"%s\", "
+		   "\"budget\": \"%s\", \"member\": %u}}\n",
 		   (int)getpid(), (unsigned long long)hwm,
 		   (unsigned long long)rss,
 		   (unsigned long long)rt->opt.folio_size,
 		   (unsigned long long)rt->features,
 		   rt->have_wp ? "true" : "false",
 		   rt->zswap ? rt->opt.zswap : "off",
-		   rt->opt.zswap_unit == USWAP_ZSWAP_UNIT_PAGE ? "page" : "folio");
+		   rt->opt.zswap_unit == USWAP_ZSWAP_UNIT_PAGE ? "page" : "folio",
+		   rt->memcg->name, rt->member);
 	out_flush(o);
 	err = o->err;
 	prim_free(o, sizeof(*o));

@@ -194,7 +194,13 @@ int main(int argc, char **argv)
 	if (inuse != named)
 		t_fail("%llu slots in use but the parent names %llu: the children's were not freed",
 		       (unsigned long long)inuse, (unsigned long long)named);
-	for (tries = 0; tries < TREE_MAX_MEMBERS; tries++)
+	for (tries = 0; tries < TREE_MAX_MEMBERS && inuse != named; tries++)
+		if (atomic_load(&rt->memcg->member[tries].state) != MEMBER_FREE)
+			fprintf(stderr, "member %d: pid %d state %u charged %llu\n", tries,
+				atomic_load(&rt->memcg->member[tries].pid),
+				atomic_load(&rt->memcg->member[tries].state),
+				(unsigned long long)atomic_load(&rt->memcg->member[tries].charged));
+	for (tries = 0; tries < TREE_MAX_MEMBERS && atomic_load(&rt->memcg->nr_live) != 1; tries++)
 		if (atomic_load(&rt->memcg->member[tries].state) != MEMBER_FREE)
 			fprintf(stderr, "member %d: pid %d state %u charged %llu\n", tries,
 				atomic_load(&rt->memcg->member[tries].pid),
