@@ -756,6 +756,9 @@ void *reclaim_thread_main(void *arg)
 					uswap_log_once(&rt->logged_full,
 						       "swap space is full: folios stay resident (counted as swap_full)");
 				memcg_set_stuck(rt, true);
+				/* Charges a dead member left may be what holds
+				   the tree above low. */
+				reap_members(rt, &last_reap);
 				usleep(5000);
 				idle = 0;
 			}
