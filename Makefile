@@ -72,9 +72,9 @@ $(B)/libuswap.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 $(B)/libuswap.so: $(PIC_OBJS) src/libuswap.map
 	$(CC) $(ALL_CFLAGS) -shared -fPIC -Wl,--version-script=src/libuswap.map -o $@ $(PIC_OBJS) $(LDLIBS)
-$(B)/libuswap_preload.so: preload/preload.c $(PIC_OBJS) preload/preload.map
+$(B)/libuswap_preload.so: $(wildcard preload/*.c) $(PIC_OBJS) preload/preload.map
 	$(CC) $(ALL_CFLAGS) -shared -fPIC -fvisibility=hidden -Wl,--version-script=preload/preload.map \
-		-o $@ preload/preload.c $(PIC_OBJS) $(LDLIBS) -ldl
+		-o $@ $(wildcard preload/*.c) $(PIC_OBJS) $(LDLIBS) -ldl
 $(B)/uswap: $(wildcard cli/*.c) $(wildcard cli/*.h) $(B)/libuswap.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(B)/libuswap.a $(LDLIBS)
 

@@ -3,9 +3,12 @@
  * uswap.c - the uswap command: run a program with application-level swap.
  *
  *   uswap run [OPTIONS] [--] PROG [ARGS...]
+ *   uswap stat [--json] [PID]                   (stat.c: watch a running
+ *   uswap top [-d SECONDS] [-n COUNT] [PID]      tree)
  *
  * uswap itself manages no memory.  It checks the options, checks that
- * userfaultfd is usable, and starts PROG with libuswap_preload.so in
+ * userfaultfd is usable (if not, --fallback says whether PROG runs without
+ * uswap or not at all), and starts PROG with libuswap_preload.so in
  * LD_PRELOAD and the options in USWAP_* variables: the preload library
  * then creates a runtime in every process of the tree.  While PROG runs,
  * uswap forwards the signals sent to it; when PROG ends, it merges the
@@ -36,6 +39,7 @@
 #include "uswap.h"
 #include "swapdev.h"
 #include "json.h"
+#include "stats.h"
 
 #define EXIT_USAGE	2
 #define EXIT_CANNOT_RUN	125
@@ -46,10 +50,14 @@
 
 static const char usage_text[] =
 "Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
+"       uswap stat [--json] [PID]\n"
+"       uswap top [-d SECONDS] [-n COUNT] [PID]\n"
 "       uswap --help | --version\n";
 
 static const char help_text[] =
 "Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
+"       uswap stat [--json] [PID]\n"
+"       uswap top [-d SECONDS] [-n COUNT] [PID]\n"
 "       uswap --help | --version\n"
 "\n"
 "Run PROG with application-level swap.\n"
@@ -114,6 +122,13 @@ static const char help_text[] =
 "                        fault) or page by page as the kernel does (page)\n"
 "  --zswap-threads N     compression threads besides the reclaimer, 1 to 16;\n"
 "                        default: online CPUs - 1, at least 1\n"
+"  --fallback run|fail   when userfaultfd is unavailable (not permitted for\n"
+"                        this user, or absent): fail (the default) exits 125\n"
+"                        without running PROG; run warns and runs PROG\n"
+"                        without uswap.  Also for each process of the tree\n"
+"                        (USWAP_FALLBACK): one that cannot start its runtime\n"
+"                        exits 125 with a message (before main, at start-up)\n"
+"                        or, with run, warns and runs unmanaged\n"
 "  -v, --verbose         when PROG ends, print one summary line on stderr\n"
 "  -h, --help            print this help and exit\n"
 "  --version             print the version and exit\n"
@@ -126,7 +141,7 @@ static const char help_text[] =
 "  USWAP_MAX, USWAP_HIGH, USWAP_FOLIO, USWAP_MIN_REGION, USWAP_SWAP_SIZE,\n"
 "  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_SWAP,\n"
 "  USWAP_ZSWAP, USWAP_ZSWAP_MAX, USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT,\n"
-"  USWAP_ZSWAP_THREADS, USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY\n"
+"  USWAP_ZSWAP_THREADS, USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY, USWAP_FALLBACK\n"
 "                        the option of the same name (USWAP_SWAP: SPECs one\n"
 "                        per line)\n"
 "  USWAP_SYSFS_ROOT      read the NUMA topology under this directory instead\n"
@@ -136,19 +151,36 @@ static const char help_text[] =
 "  LD_PRELOAD            uswap puts libuswap_preload.so first and keeps the\n"
 "                        entries that were there after it\n"
 "  PROG runs with LD_PRELOAD, the options that were given as USWAP_* (sizes in\n"
-"  bytes), and USWAP_STATS_DIR when --stats or --verbose is given.\n"
+"  bytes), and USWAP_STATS_DIR, where each process publishes its counters.\n"
 "\n"
 "Exit status:\n"
 "  N                     PROG exited with status N\n"
 "  2                     usage error: unknown option, bad value, no PROG\n"
-"  125                   uswap could not start PROG: userfaultfd unavailable,\n"
-"                        preload library missing, swap directory or statistics\n"
-"                        file unusable\n"
+"  125                   uswap could not start PROG: userfaultfd unavailable\n"
+"                        (with --fallback fail), preload library missing, swap\n"
+"                        directory or statistics file unusable\n"
 "  126                   PROG was found but could not be executed\n"
 "  127                   PROG was not found\n"
 "  (signal)              PROG was killed by a signal: uswap kills itself with\n"
 "                        the same signal, so that the shell sees it (128 + the\n"
 "                        signal number if it cannot)\n"
+"  A process of the tree that cannot start its runtime exits 125 (unless\n"
+"  USWAP_FALLBACK=run); PROG's status is then 125 too, if PROG was it.\n"
+"\n"
+"Watching a running tree:\n"
+"  uswap stat [--json] [PID]\n"
+"      the tree's counters, its swap devices and, per process, the resident,\n"
+"      compressed (pool) and swapped sizes.  PID is uswap run's or that of\n"
+"      any process of the tree; without PID, the one tree this user runs.\n"
+"      --json prints one JSON object.\n"
+"  uswap top [-d SECONDS] [-n COUNT] [PID]\n"
+"      the same, refreshed every SECONDS (default 1), with the budget's use\n"
+"      and the fault and swap rates since the previous frame; COUNT frames,\n"
+"      or until q or Ctrl-C.  Without a terminal, one frame per interval.\n"
+"  Exit status: 0 printed (top: until COUNT, q, Ctrl-C or the tree's end);\n"
+"  1 no such tree (PID is not running, or not in a uswap tree, or its run\n"
+"  has ended; without PID, none or several: they are listed); 2 usage\n"
+"  error; 3 PID is another user's (its environment cannot be read).\n"
 "\n"
 "Examples:\n"
 "  uswap run --max 2G -- ./prog\n"
@@ -156,6 +188,9 @@ static const char help_text[] =
 "  uswap run --max 1G --zswap zstd:3 -- ./prog\n"
 "  uswap run --max 1G --zswap lz4 --zswap-max 50 --swap none -- ./prog\n"
 "  USWAP_MAX=512M uswap run --verbose make -j2\n"
+"  uswap run --fallback run --max 1G -- ./prog\n"
+"  uswap top\n"
+"  uswap stat --json 12345\n"
 "\n"
 "Files:\n"
 "  libuswap_preload.so   next to the uswap executable, else in\n"
@@ -197,7 +232,7 @@ static const int forwarded_signals[] = {
 	SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT,
 };
 
-static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
+void say(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -235,10 +270,18 @@ static void __attribute__((noreturn)) print_version(void)
 
 /* ---- options ---------------------------------------------------------- */
 
+/* --fallback: what to do when userfaultfd is unavailable. */
+enum fallback {
+	FALLBACK_FAIL,		/* exit 125 without running PROG (default) */
+	FALLBACK_RUN,		/* run PROG without uswap */
+};
+
 struct run_args {
 	struct uswap_options opt;
 	bool given[NR_CLI_OPTIONS];	/* set by a flag */
 	char **prog;			/* PROG and its arguments */
+	enum fallback fallback;
+	const char *fallback_flag;	/* --fallback's value, if given */
 };
 
 static int cli_option_find(const char *name, size_t len)
@@ -272,6 +315,36 @@ static const char *swap_accumulate(const char *val)
 	return list;
 }
 
+static enum fallback fallback_parse(const char *name, const char *val)
+{
+	if (!strcmp(val, "fail"))
+		return FALLBACK_FAIL;
+	if (!strcmp(val, "run"))
+		return FALLBACK_RUN;
+	usage_error("%s: \"%s\" is not a fallback (expected run or fail)",
+		    name, val);
+}
+
+/*
+ * --fallback run|fail is uswap run's, not the runtime's: it is parsed
+ * here.  True when argv[*i] was it (and its value, if separate).
+ */
+static bool fallback_arg(int argc, char **argv, int *i, struct run_args *ra)
+{
+	const char *arg = argv[*i];
+
+	if (strncmp(arg, "--fallback", 10) || (arg[10] && arg[10] != '='))
+		return false;
+	if (arg[10] == '=')
+		ra->fallback_flag = arg + 11;
+	else if (*i + 1 < argc)
+		ra->fallback_flag = argv[++*i];
+	else
+		usage_error("option '--fallback' needs a value");
+	ra->fallback = fallback_parse("--fallback", ra->fallback_flag);
+	return true;
+}
+
 /*
  * Parse the arguments of "uswap run": flags, then PROG.  Flags win over
  * the environment: a variable whose option is given as a flag is not read
@@ -298,6 +371,8 @@ static void parse_run_args(int argc, char **argv, struct run_args *ra)
 			print_help();
 		if (!strcmp(arg, "--version"))
 			print_version();
+		if (fallback_arg(argc, argv, &i, ra))
+			continue;
 		if (!strcmp(arg, "-v")) {
 			o = cli_option_find("verbose", 7);
 		} else if (arg[1] == '-') {
@@ -330,6 +405,9 @@ static void parse_run_args(int argc, char **argv, struct run_args *ra)
 	if (i >= argc)
 		usage_error("no program to run");
 	ra->prog = argv + i;
+	if (!ra->fallback_flag && getenv("USWAP_FALLBACK"))
+		ra->fallback = fallback_parse("USWAP_FALLBACK",
+					      getenv("USWAP_FALLBACK"));
 
 	for (o = 0; o < (int)NR_CLI_OPTIONS; o++) {
 		if (ra->given[o])
@@ -397,9 +475,9 @@ static void check_options(struct run_args *ra)
 
 /*
  * Open and initialise a userfaultfd, as the runtime will; on failure say
- * why and exit 125.
+ * why and return false.
  */
-static void probe_userfaultfd(void)
+static bool probe_userfaultfd(void)
 {
 	struct uffdio_api api = { .api = UFFD_API };
 	char sysctl[32] = "";
@@ -410,18 +488,18 @@ static void probe_userfaultfd(void)
 	if (fd >= 0) {
 		if (!ioctl(fd, UFFDIO_API, &api)) {
 			close(fd);
-			return;
+			return true;
 		}
 		err = errno;
 		close(fd);
 		say("userfaultfd does not work here (UFFDIO_API: %s)",
 		    strerror(err));
-		exit(EXIT_CANNOT_RUN);
+		return false;
 	}
 	err = errno;
 	if (err == ENOSYS) {
 		say("this kernel has no userfaultfd (built without CONFIG_USERFAULTFD, or a seccomp filter hides the system call)");
-		exit(EXIT_CANNOT_RUN);
+		return false;
 	}
 	if (err == EPERM) {
 		sfd = open("/proc/sys/vm/unprivileged_userfaultfd",
@@ -437,10 +515,10 @@ static void probe_userfaultfd(void)
 		else
 			say("userfaultfd is not permitted for this user: set vm.unprivileged_userfaultfd=1 or give the process CAP_SYS_PTRACE (vm.unprivileged_userfaultfd is %s)",
 			    sysctl[0] ? sysctl : "unreadable");
-		exit(EXIT_CANNOT_RUN);
+		return false;
 	}
 	say("cannot open a userfaultfd: %s", strerror(err));
-	exit(EXIT_CANNOT_RUN);
+	return false;
 }
 
 /*
@@ -611,278 +689,38 @@ static void check_stats_file(const char *file)
 	free(dir);
 }
 
-static char *make_stats_dir(void)
+/*
+ * The tree's statistics directory: every process publishes its live
+ * counters there for uswap stat and top, and its final ones at exit.
+ * Without it (needed for --stats and --verbose only) PROG still runs.
+ */
+static char *make_stats_dir(bool needed)
 {
-	char *dir;
+	char *dir, *real;
 
 	if (asprintf(&dir, "%s/uswap-stats.XXXXXX", tmp_dir()) < 0) {
 		say("out of memory");
 		exit(EXIT_CANNOT_RUN);
 	}
 	if (!mkdtemp(dir)) {
-		say("cannot create a statistics directory %s: %s", dir,
-		    strerror(errno));
-		exit(EXIT_CANNOT_RUN);
+		say("cannot create a statistics directory %s: %s%s", dir,
+		    strerror(errno), needed ? "" :
+		    " (uswap stat and top will not see this run)");
+		if (needed)
+			exit(EXIT_CANNOT_RUN);
+		free(dir);
+		return NULL;
+	}
+	/* Absolute: processes that change directory, and uswap stat, find it. */
+	real = realpath(dir, NULL);
+	if (real) {
+		free(dir);
+		dir = real;
 	}
 	return dir;
 }
 
 /* ---- statistics ------------------------------------------------------- */
-
-struct counter {
-	char *name;
-	uint64_t v;
-};
-
-struct counters {
-	struct counter *c;
-	size_t n;
-};
-
-/*
- * vmstat counters add up over the processes, except levels and limits
- * (names ending in _peak or _bytes): those take the largest.
- */
-static bool counter_is_level(const char *name)
-{
-	size_t len = strlen(name);
-
-	return (len >= 5 && !strcmp(name + len - 5, "_peak")) ||
-	       (len >= 6 && !strcmp(name + len - 6, "_bytes"));
-}
-
-static bool counters_add(struct counters *cs, const char *name, uint64_t v,
-			 bool take_max)
-{
-	struct counter *c;
-	size_t i;
-
-	for (i = 0; i < cs->n; i++) {
-		c = &cs->c[i];
-		if (strcmp(c->name, name))
-			continue;
-		if (take_max)
-			c->v = v > c->v ? v : c->v;
-		else
-			c->v = c->v > UINT64_MAX - v ? UINT64_MAX : c->v + v;
-		return true;
-	}
-	c = realloc(cs->c, (cs->n + 1) * sizeof(*c));
-	if (!c)
-		return false;
-	cs->c = c;
-	c[cs->n].name = strdup(name);
-	if (!c[cs->n].name)
-		return false;
-	c[cs->n++].v = v;
-	return true;
-}
-
-static uint64_t counters_get(const struct counters *cs, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < cs->n; i++) {
-		if (!strcmp(cs->c[i].name, name))
-			return cs->c[i].v;
-	}
-	return 0;
-}
-
-static void counters_free(struct counters *cs)
-{
-	size_t i;
-
-	for (i = 0; i < cs->n; i++)
-		free(cs->c[i].name);
-	free(cs->c);
-}
-
-struct merged {
-	struct counters vmstat, latency;
-	struct json_value **docs;	/* every file read: swaps point in */
-	size_t nr_docs;
-	uint64_t rss_peak_kib;
-};
-
-static char *read_file(int dirfd, const char *name, size_t *lenp)
-{
-	char *buf = NULL, *nb;
-	size_t len = 0, cap = 0;
-	ssize_t n;
-	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 8192;
-			nb = realloc(buf, cap);
-			if (!nb)
-				goto err;
-			buf = nb;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			goto err;
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	*lenp = len;
-	return buf;
-err:
-	close(fd);
-	free(buf);
-	return NULL;
-}
-
-/* Add one process's document to m; false when out of memory. */
-static bool merge_doc(struct merged *m, struct json_value *doc)
-{
-	const struct json_value *vs = json_get(doc, "vmstat");
-	const struct json_value *lat = json_get(doc, "fault_latency_us");
-	const struct json_value *rss;
-	struct json_value **docs;
-	size_t i;
-
-	docs = realloc(m->docs, (m->nr_docs + 1) * sizeof(*docs));
-	if (!docs)
-		return false;
-	m->docs = docs;
-	docs[m->nr_docs++] = doc;
-	for (i = 0; vs && vs->type == JSON_OBJECT && i < vs->n; i++) {
-		if (vs->items[i]->is_uint &&
-		    !counters_add(&m->vmstat, vs->keys[i], vs->items[i]->u,
-				  counter_is_level(vs->keys[i])))
-			return false;
-	}
-	for (i = 0; lat && lat->type == JSON_OBJECT && i < lat->n; i++) {
-		if (lat->items[i]->is_uint &&
-		    !counters_add(&m->latency, lat->keys[i], lat->items[i]->u,
-				  false))
-			return false;
-	}
-	rss = json_get(json_get(doc, "process"), "rss_peak_kib");
-	if (rss && rss->is_uint && rss->u > m->rss_peak_kib)
-		m->rss_peak_kib = rss->u;
-	return true;
-}
-
-/*
- * Read every <pid>.json of dir into m.  A file that cannot be read or
- * parsed (a process killed while writing it) is skipped, with a warning
- * when verbose.
- */
-static void merge_dir(const char *dir, struct merged *m, bool verbose)
-{
-	struct json_value *doc;
-	struct dirent *de;
-	char err[256];
-	size_t len;
-	char *text;
-	DIR *d = opendir(dir);
-
-	if (!d) {
-		say("cannot read the statistics directory %s: %s", dir,
-		    strerror(errno));
-		return;
-	}
-	while ((de = readdir(d))) {
-		size_t nlen = strlen(de->d_name);
-
-		if (nlen < 6 || strcmp(de->d_name + nlen - 5, ".json"))
-			continue;
-		text = read_file(dirfd(d), de->d_name, &len);
-		if (!text) {
-			if (verbose)
-				say("cannot read statistics %s/%s: %s", dir,
-				    de->d_name, strerror(errno));
-			continue;
-		}
-		if (json_parse(text, len, &doc, err, sizeof(err)) ||
-		    doc->type != JSON_OBJECT) {
-			if (verbose)
-				say("statistics %s/%s are not a JSON object (%s): skipped",
-				    dir, de->d_name, doc ? "not an object" : err);
-			json_free(doc);
-		} else if (!merge_doc(m, doc)) {
-			say("out of memory merging statistics");
-			json_free(doc);
-		}
-		free(text);
-	}
-	closedir(d);
-}
-
-static void write_counters(FILE *f, const struct counters *cs)
-{
-	size_t i;
-
-	fputc('{', f);
-	for (i = 0; i < cs->n; i++) {
-		fputs(i ? ",\n    " : "\n    ", f);
-		json_write_string(f, cs->c[i].name);
-		fprintf(f, ": %llu", (unsigned long long)cs->c[i].v);
-	}
-	fputs(cs->n ? "\n  }" : "}", f);
-}
-
-static void write_merged(FILE *f, const struct merged *m)
-{
-	const struct json_value *swaps;
-	bool first = true;
-	size_t i, j;
-
-	fputs("{\n  \"vmstat\": ", f);
-	write_counters(f, &m->vmstat);
-	fputs(",\n  \"swaps\": [", f);
-	for (i = 0; i < m->nr_docs; i++) {
-		swaps = json_get(m->docs[i], "swaps");
-		for (j = 0; swaps && swaps->type == JSON_ARRAY && j < swaps->n;
-		     j++) {
-			fputs(first ? "\n    " : ",\n    ", f);
-			json_write(f, swaps->items[j]);
-			first = false;
-		}
-	}
-	fputs(first ? "]" : "\n  ]", f);
-	fputs(",\n  \"fault_latency_us\": ", f);
-	write_counters(f, &m->latency);
-	fprintf(f, ",\n  \"process\": {\"rss_peak_kib\": %llu, \"processes\": %zu}\n}\n",
-		(unsigned long long)m->rss_peak_kib, m->nr_docs);
-}
-
-/* Write the merged statistics to file, through file.tmp and rename(2). */
-static int write_stats_file(const char *file, const struct merged *m)
-{
-	char *tmp;
-	FILE *f;
-	int err = 0;
-
-	if (asprintf(&tmp, "%s.tmp", file) < 0)
-		return -ENOMEM;
-	f = fopen(tmp, "we");
-	if (!f) {
-		err = -errno;
-		goto out;
-	}
-	write_merged(f, m);
-	if (fflush(f) || ferror(f) || fsync(fileno(f)))
-		err = -(errno ? errno : EIO);
-	if (fclose(f) && !err)
-		err = -errno;
-	if (!err && rename(tmp, file))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-out:
-	free(tmp);
-	return err;
-}
 
 static void remove_dir(const char *dir)
 {
@@ -903,20 +741,28 @@ static void remove_dir(const char *dir)
 
 /*
  * After PROG: merge what the processes wrote, write the --stats file,
- * print the --verbose summary, remove the directory.
+ * print the --verbose summary, remove the directory.  No directory: PROG
+ * ran without uswap, the --stats file has no process.
  */
 static void finish_stats(const char *dir, const struct run_args *ra)
 {
 	bool verbose = ra->opt.flags & USWAP_OPT_VERBOSE;
 	struct merged m = { 0 };
-	size_t i;
 	int err;
 
-	merge_dir(dir, &m, verbose);
-	if (verbose && !m.nr_docs)
+	if (!ra->opt.stats_path[0] && !verbose) {
+		if (dir)
+			remove_dir(dir);
+		return;
+	}
+	err = dir ? stats_merge_dir(dir, STATS_FINAL, &m, verbose) : 0;
+	if (err)
+		say("cannot read the statistics directory %s: %s", dir,
+		    strerror(-err));
+	if (dir && verbose && !m.nr_docs)
 		say("no process wrote statistics (was the preload library loaded?)");
 	if (ra->opt.stats_path[0]) {
-		err = write_stats_file(ra->opt.stats_path, &m);
+		err = stats_write_file(ra->opt.stats_path, &m);
 		if (err)
 			say("--stats %s: %s", ra->opt.stats_path,
 			    strerror(-err));
@@ -940,12 +786,9 @@ static void finish_stats(const char *dir, const struct run_args *ra)
 		    (unsigned long long)(counters_get(&m.vmstat, "max_bytes") >> 20),
 		    (unsigned long long)(m.rss_peak_kib >> 10));
 	}
-	for (i = 0; i < m.nr_docs; i++)
-		json_free(m.docs[i]);
-	free(m.docs);
-	counters_free(&m.vmstat);
-	counters_free(&m.latency);
-	remove_dir(dir);
+	stats_merged_free(&m);
+	if (dir)
+		remove_dir(dir);
 }
 
 /* ---- running PROG ----------------------------------------------------- */
@@ -1056,22 +899,35 @@ static int cmd_run(int argc, char **argv)
 {
 	struct run_args ra = { 0 };
 	char *stats_dir = NULL;
-	const char *preload;
+	const char *preload = NULL;
 	sigset_t set, oldmask;
-	bool chld_ignored;
+	bool chld_ignored, managed;
 	int status, exec_err;
 	size_t i;
 	pid_t pid;
 
 	parse_run_args(argc, argv, &ra);
 	check_options(&ra);
-	probe_userfaultfd();
-	preload = find_preload();
+	managed = probe_userfaultfd();
+	if (!managed && ra.fallback == FALLBACK_FAIL) {
+		say("%s was not started (--fallback run would run it without uswap)",
+		    ra.prog[0]);
+		exit(EXIT_CANNOT_RUN);
+	}
+	if (!managed)
+		say("--fallback run: %s runs without uswap, with no memory budget",
+		    ra.prog[0]);
+	if (managed)
+		preload = find_preload();
 	if (ra.opt.stats_path[0])
 		check_stats_file(ra.opt.stats_path);
-	if (ra.opt.stats_path[0] || (ra.opt.flags & USWAP_OPT_VERBOSE))
-		stats_dir = make_stats_dir();
-	export_env(&ra, preload, stats_dir);
+	if (managed) {
+		stats_dir = make_stats_dir(ra.opt.stats_path[0] ||
+					   (ra.opt.flags & USWAP_OPT_VERBOSE));
+		export_env(&ra, preload, stats_dir);
+		if (ra.fallback_flag)
+			set_env("USWAP_FALLBACK", ra.fallback_flag);
+	}
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
@@ -1085,6 +941,7 @@ static int cmd_run(int argc, char **argv)
 	if (pid < 0) {
 		if (stats_dir)
 			remove_dir(stats_dir);
+		free(stats_dir);
 		return EXIT_CANNOT_RUN;
 	}
 	status = wait_child(pid, &set);
@@ -1092,12 +949,12 @@ static int cmd_run(int argc, char **argv)
 		say("%s: %s", ra.prog[0], strerror(exec_err));
 		if (stats_dir)
 			remove_dir(stats_dir);
+		free(stats_dir);
 		return exec_err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 	}
-	if (stats_dir) {
+	if (stats_dir || ra.opt.stats_path[0])
 		finish_stats(stats_dir, &ra);
-		free(stats_dir);
-	}
+	free(stats_dir);
 	if (WIFSIGNALED(status))
 		die_of_signal(WTERMSIG(status));
 	return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_CANNOT_RUN;
@@ -1117,6 +974,10 @@ int main(int argc, char **argv)
 		print_version();
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "stat"))
+		return cmd_stat(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "top"))
+		return cmd_top(argc - 2, argv + 2);
 	fprintf(stderr, "uswap: unknown command '%s'\n%sTry 'uswap --help'.\n",
 		argv[1], usage_text);
 	return EXIT_USAGE;

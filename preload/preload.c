@@ -11,8 +11,11 @@
  * slots and budget (runtime.c); a child that could not keep it has its
  * inherited memory read in and gets a runtime of its own the first time
  * it maps managed memory.  At exit the counters are written as JSON to
- * $USWAP_STATS_DIR/<pid>.json (set by uswap run) or to $USWAP_STATS.
+ * $USWAP_STATS_DIR/<pid>.json (set by uswap run) or to $USWAP_STATS;
+ * while the process runs, live.c publishes them for uswap stat and top.
  * The runtime is not destroyed at exit: other threads may still run.
+ * A process that cannot start a runtime exits 125 (before main at
+ * start-up) unless USWAP_FALLBACK=run: then it runs unmanaged.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +30,7 @@
 #include <unistd.h>
 
 #include "uswap.h"
+#include "live.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -48,6 +52,26 @@ static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
 	(void)!write(STDERR_FILENO, buf, (size_t)n);
+}
+
+/*
+ * This process cannot have a runtime.  USWAP_FALLBACK=run: say so and run
+ * on unmanaged.  Otherwise (fail, the default): say so and exit 125 now,
+ * before main() at start-up.  _exit, not exit: this may run inside the
+ * program's malloc (which maps memory), where exit handlers could hang.
+ */
+static void cannot_start(int err)
+{
+	const char *fallback = getenv("USWAP_FALLBACK");
+
+	if (fallback && !strcmp(fallback, "run")) {
+		say("cannot start (%s): the program runs without uswap (USWAP_FALLBACK=run)",
+		    strerror(-err));
+		return;
+	}
+	say("cannot start (%s): exiting with status 125 (USWAP_FALLBACK=run would run the program without uswap)",
+	    strerror(-err));
+	_exit(125);
 }
 
 /*
@@ -108,15 +132,22 @@ static struct uswap_runtime *runtime(void)
 		else
 			ret = create_in_tree(&opt);
 		if (ret) {
-			say("cannot start (%s): the program runs without uswap",
-			    strerror(-ret));
+			cannot_start(ret);
 			rt = NULL;
 			disabled = true;
 		}
 		__atomic_store_n(&rt_pid, getpid(), __ATOMIC_RELEASE);
+		live_start(rt);
 	}
 	pthread_mutex_unlock(&init_lock);
 	return disabled ? NULL : rt;
+}
+
+/* The runtime for malloc.c (hidden: the version script exports it not). */
+struct uswap_runtime *preload_runtime(void);
+struct uswap_runtime *preload_runtime(void)
+{
+	return runtime();
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,
@@ -212,6 +243,7 @@ __attribute__((destructor)) static void preload_fini(void)
 {
 	const char *v = getenv("USWAP_VERBOSE");
 
+	live_stop();
 	if (!rt || rt_pid != getpid())
 		return;
 	write_stats();

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Description: PROG gets the preload library first in LD_PRELOAD, the given options as USWAP_* in bytes (flags over variables), no USWAP_STATS, and USWAP_STATS_DIR only with --stats or --verbose.
+# Description: PROG gets the preload library first in LD_PRELOAD, the given options as USWAP_* in bytes (flags over variables), no USWAP_STATS, and always USWAP_STATS_DIR (for uswap stat and top).
 B=${USWAP_BUILD:-$(dirname "$0")/../../build}
 [ -x "$B/uswap" ] || { echo "SKIP: $B/uswap is not built" >&2; exit 77; }
 T=$(mktemp -d) || exit 1
@@ -54,9 +54,10 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
 has "LD_PRELOAD=$T/libuswap_preload.so:libm.so.6"
 for v in USWAP_MAX USWAP_HIGH USWAP_FOLIO USWAP_MIN_REGION USWAP_SWAP_SIZE \
 	USWAP_SWAP_DIR USWAP_FAULT_THREADS USWAP_UFFD_FEATURES_OFF USWAP_VERBOSE \
-	USWAP_STATS USWAP_STATS_DIR; do
+	USWAP_STATS USWAP_FALLBACK; do
 	hasnt $v
 done
+grep -q '^USWAP_STATS_DIR=/' "$T/env" || fail "no USWAP_STATS_DIR without --stats"
 
 # USWAP_STATS is uswap's own: PROG gets a statistics directory instead.
 USWAP_STATS=$T/s.json env_of

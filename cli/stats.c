@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stats.c - the statistics of a tree of processes, merged.
+ *
+ * Each process of a uswap tree writes its counters as one JSON document
+ * into the tree's statistics directory (see stats.h).  uswap run merges
+ * the final documents when PROG ends; uswap stat and top merge the live
+ * ones of the processes still running.  Both merge the same way:
+ *
+ *   vmstat            summed, except levels and limits (names ending in
+ *                     _peak or _bytes), which take the largest value
+ *   swaps             every process's rows, each with its "pid"
+ *   fault_latency_us  buckets summed
+ *   process           the largest rss_peak_kib, and the number of processes
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stats.h"
+
+bool counter_is_level(const char *name)
+{
+	size_t len = strlen(name);
+
+	return (len >= 5 && !strcmp(name + len - 5, "_peak")) ||
+	       (len >= 6 && !strcmp(name + len - 6, "_bytes"));
+}
+
+bool counters_add(struct counters *cs, const char *name, uint64_t v,
+		  bool take_max)
+{
+	struct counter *c;
+	size_t i;
+
+	for (i = 0; i < cs->n; i++) {
+		c = &cs->c[i];
+		if (strcmp(c->name, name))
+			continue;
+		if (take_max)
+			c->v = v > c->v ? v : c->v;
+		else
+			c->v = c->v > UINT64_MAX - v ? UINT64_MAX : c->v + v;
+		return true;
+	}
+	c = realloc(cs->c, (cs->n + 1) * sizeof(*c));
+	if (!c)
+		return false;
+	cs->c = c;
+	c[cs->n].name = strdup(name);
+	if (!c[cs->n].name)
+		return false;
+	c[cs->n++].v = v;
+	return true;
+}
+
+uint64_t counters_get(const struct counters *cs, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++) {
+		if (!strcmp(cs->c[i].name, name))
+			return cs->c[i].v;
+	}
+	return 0;
+}
+
+static void counters_free(struct counters *cs)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++)
+		free(cs->c[i].name);
+	free(cs->c);
+	cs->c = NULL;
+	cs->n = 0;
+}
+
+int stats_file_pid(const char *name, enum stats_kind kind)
+{
+	const char *suffix = kind == STATS_LIVE ? ".live.json" : ".json";
+	long pid = 0;
+	const char *p;
+
+	for (p = name; *p >= '0' && *p <= '9'; p++) {
+		pid = pid * 10 + (*p - '0');
+		if (pid > 0x7fffffff)
+			return 0;
+	}
+	if (p == name || strcmp(p, suffix))
+		return 0;
+	return (int)pid;
+}
+
+char *stats_read_fd(int fd, size_t *lenp)
+{
+	char *buf = NULL, *nb;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+
+	for (;;) {
+		if (len + 1 >= cap) {
+			cap = cap ? cap * 2 : 8192;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				errno = ENOMEM;
+				return NULL;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return NULL;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = 0;
+	*lenp = len;
+	return buf;
+}
+
+char *stats_read_file(int dirfd, const char *name, size_t *lenp)
+{
+	int e, fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	char *buf;
+
+	if (fd < 0)
+		return NULL;
+	buf = stats_read_fd(fd, lenp);
+	e = errno;
+	close(fd);
+	errno = e;
+	return buf;
+}
+
+bool stats_merge_doc(struct merged *m, struct json_value *doc)
+{
+	const struct json_value *vs = json_get(doc, "vmstat");
+	const struct json_value *lat = json_get(doc, "fault_latency_us");
+	const struct json_value *rss;
+	struct json_value **docs;
+	size_t i;
+
+	docs = realloc(m->docs, (m->nr_docs + 1) * sizeof(*docs));
+	if (!docs) {
+		json_free(doc);
+		return false;
+	}
+	m->docs = docs;
+	docs[m->nr_docs++] = doc;
+	for (i = 0; vs && vs->type == JSON_OBJECT && i < vs->n; i++) {
+		if (vs->items[i]->is_uint &&
+		    !counters_add(&m->vmstat, vs->keys[i], vs->items[i]->u,
+				  counter_is_level(vs->keys[i])))
+			return false;
+	}
+	for (i = 0; lat && lat->type == JSON_OBJECT && i < lat->n; i++) {
+		if (lat->items[i]->is_uint &&
+		    !counters_add(&m->latency, lat->keys[i], lat->items[i]->u,
+				  false))
+			return false;
+	}
+	rss = json_get(json_get(doc, "process"), "rss_peak_kib");
+	if (rss && rss->is_uint && rss->u > m->rss_peak_kib)
+		m->rss_peak_kib = rss->u;
+	return true;
+}
+
+/* Parse one file of dir into m; skip it (saying why, when verbose) if bad. */
+static void merge_file(const char *dir, int dfd, const char *name,
+		       struct merged *m, bool verbose)
+{
+	struct json_value *doc;
+	char err[256];
+	size_t len;
+	char *text = stats_read_file(dfd, name, &len);
+
+	if (!text) {
+		/* A live file may be replaced or removed while we look. */
+		if (verbose && errno != ENOENT)
+			say("cannot read statistics %s/%s: %s", dir, name,
+			    strerror(errno));
+		return;
+	}
+	if (json_parse(text, len, &doc, err, sizeof(err)) ||
+	    doc->type != JSON_OBJECT) {
+		if (verbose)
+			say("statistics %s/%s are not a JSON object (%s): skipped",
+			    dir, name, doc ? "not an object" : err);
+		json_free(doc);
+	} else if (!stats_merge_doc(m, doc)) {
+		say("out of memory merging statistics");
+	}
+	free(text);
+}
+
+int stats_merge_dir(const char *dir, enum stats_kind kind, struct merged *m,
+		    bool verbose)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (stats_file_pid(de->d_name, kind) > 0)
+			merge_file(dir, dirfd(d), de->d_name, m, verbose);
+	}
+	closedir(d);
+	return 0;
+}
+
+void stats_write_counters(FILE *f, const struct counters *cs)
+{
+	size_t i;
+
+	fputc('{', f);
+	for (i = 0; i < cs->n; i++) {
+		fputs(i ? ",\n    " : "\n    ", f);
+		json_write_string(f, cs->c[i].name);
+		fprintf(f, ": %llu", (unsigned long long)cs->c[i].v);
+	}
+	fputs(cs->n ? "\n  }" : "}", f);
+}
+
+/* One row of a process's "swaps", with the process's pid first. */
+static void write_swap_row(FILE *f, const struct json_value *row,
+			   const struct json_value *pid)
+{
+	size_t i;
+
+	if (row->type != JSON_OBJECT || !pid || !pid->is_uint ||
+	    json_get(row, "pid")) {
+		json_write(f, row);
+		return;
+	}
+	fprintf(f, "{\"pid\": %llu", (unsigned long long)pid->u);
+	for (i = 0; i < row->n; i++) {
+		fputs(", ", f);
+		json_write_string(f, row->keys[i]);
+		fputs(": ", f);
+		json_write(f, row->items[i]);
+	}
+	fputc('}', f);
+}
+
+void stats_write_members(FILE *f, const struct merged *m)
+{
+	const struct json_value *swaps, *pid;
+	bool first = true;
+	size_t i, j;
+
+	fputs("\"vmstat\": ", f);
+	stats_write_counters(f, &m->vmstat);
+	fputs(",\n  \"swaps\": [", f);
+	for (i = 0; i < m->nr_docs; i++) {
+		swaps = json_get(m->docs[i], "swaps");
+		pid = json_get(json_get(m->docs[i], "process"), "pid");
+		for (j = 0; swaps && swaps->type == JSON_ARRAY && j < swaps->n;
+		     j++) {
+			fputs(first ? "\n    " : ",\n    ", f);
+			write_swap_row(f, swaps->items[j], pid);
+			first = false;
+		}
+	}
+	fputs(first ? "]" : "\n  ]", f);
+	fputs(",\n  \"fault_latency_us\": ", f);
+	stats_write_counters(f, &m->latency);
+	fprintf(f, ",\n  \"process\": {\"rss_peak_kib\": %llu, \"processes\": %zu}",
+		(unsigned long long)m->rss_peak_kib, m->nr_docs);
+}
+
+void stats_write_merged(FILE *f, const struct merged *m)
+{
+	fputs("{\n  ", f);
+	stats_write_members(f, m);
+	fputs("\n}\n", f);
+}
+
+int stats_write_file(const char *file, const struct merged *m)
+{
+	char *tmp;
+	FILE *f;
+	int err = 0;
+
+	if (asprintf(&tmp, "%s.tmp", file) < 0)
+		return -ENOMEM;
+	f = fopen(tmp, "we");
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	stats_write_merged(f, m);
+	if (fflush(f) || ferror(f) || fsync(fileno(f)))
+		err = -(errno ? errno : EIO);
+	if (fclose(f) && !err)
+		err = -errno;
+	if (!err && rename(tmp, file))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+out:
+	free(tmp);
+	return err;
+}
+
+void stats_merged_free(struct merged *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->nr_docs; i++)
+		json_free(m->docs[i]);
+	free(m->docs);
+	m->docs = NULL;
+	m->nr_docs = 0;
+	counters_free(&m->vmstat);
+	counters_free(&m->latency);
+	m->rss_peak_kib = 0;
+}
