@@ -10,6 +10,8 @@
  *    destroys its runtime before it exits;
  *  - child B rewrites some pages and is killed with SIGKILL;
  *  - child C execs /bin/true (its image, and its uses of the slots, go);
+ *  - vfork + exec and posix_spawn (no fork handlers run: the child borrows
+ *    the parent's memory until it execs);
  *  - the parent checks its own view after each, rewriting nothing.
  * At the end the slots in use on the devices must be exactly those the
  * parent's tables name (white-box: the test reads them), once the members
@@ -19,6 +21,7 @@
  * Usage: fork [FOLIO] [COMPRESSOR|off]
  */
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -27,6 +30,8 @@
 
 #include "internal.h"
 #include "testlib.h"
+
+extern char **environ;
 
 #define MB (1ul << 20)
 #define SIZE (48 * MB)
@@ -175,6 +180,22 @@ int main(int argc, char **argv)
 	if (c < 0 || wait_child(c) != 0)
 		t_fail("child C failed");
 	check_all("parent after C", v_parent);
+
+	c = vfork();
+	if (c == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (c < 0 || wait_child(c) != 0)
+		t_fail("vfork child failed");
+	{
+		char *args[] = { "true", NULL };
+
+		if (posix_spawn(&c, "/bin/true", NULL, NULL, args, environ) ||
+		    wait_child(c) != 0)
+			t_fail("posix_spawn child failed");
+	}
+	check_all("parent after vfork and posix_spawn", v_parent);
 
 	/* G, B and C ended without freeing: the reclaimer reaps them. */
 	for (tries = 0; tries < 200; tries++) {
