@@ -76,11 +76,11 @@ struct uswap_options {
 	unsigned zswap_threads;	/* compression threads besides the reclaimer,
 				   0..16; default: online CPUs - 1, at least 1 */
 	unsigned flags;		/* USWAP_OPT_* */
-	uint64_t uffd_features_off; /* testing: userfaultfd feature bits to treat
-				       as absent (exercises fallbacks) */
 	int tree_fd;		/* with USWAP_OPT_JOIN_TREE: a descriptor from
 				   uswap_runtime_tree_fd() of the process that
 				   exec'd this one; its --max and --high apply */
+	uint64_t uffd_features_off; /* testing: userfaultfd feature bits to treat
+				       as absent (exercises fallbacks) */
 };
 
 /* Fill *opt with defaults (all sizes zero: computed at runtime creation). */

@@ -3,8 +3,8 @@
 # (here a shell) join its budget, and processes forked by them too.
 #  1. sh starts two usemem: their stats name the same budget (the shell's)
 #     with distinct members, and every byte verifies.
-#  2. Two usemem of 12 MiB each, running side by side for 2 s under a 16 MiB
-#     budget: together they pass it, so pages go out (alone, each would fit:
+#  2. Two usemem of 12 MiB each, running side by side (60 passes each)
+#     under a 16 MiB budget: together they pass it, so pages go out (alone, each would fit:
 #     with a budget each, nothing would be swapped).
 #  3. usemem --procs 2 (fork) under uswap run: every byte verifies.
 set -u
@@ -32,7 +32,7 @@ echo "exec: $files processes wrote stats, $budgets budget(s), $members distinct 
 [ "$budgets" = 1 ] || fail "the exec'd programs did not join the shell's budget: $(grep_all '"budget": "[^"]*"')"
 [ "$members" = "$files" ] || fail "two processes share a member"
 
-out=$(run_tree "$d" 16M "$B/bench/usemem --size 12M --duration 2 --verify & $B/bench/usemem --size 12M --duration 2 --verify & wait") ||
+out=$(run_tree "$d" 16M "$B/bench/usemem --size 12M --passes 60 --verify & $B/bench/usemem --size 12M --passes 60 --verify & wait") ||
 	fail "side by side usemem failed: $out"
 [ "$(grep -c 'verified=1' <<<"$out")" = 2 ] || fail "not every byte verified: $out"
 out_pages=$(grep -ho '"pswpout": [0-9]*' "$d"/[0-9]*.json | awk '{s += $2} END {print s + 0}')

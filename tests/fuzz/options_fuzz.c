@@ -126,6 +126,7 @@ static const struct field {
 	FIELD(zswap_threads, "zswap-threads"),
 	FIELD(flags, "flags"),
 	FIELD(uffd_features_off, "uffd-features-off"),
+	FIELD(tree_fd, "tree-fd"),
 };
 
 struct record {
@@ -478,7 +479,8 @@ static void check_valid(const struct uswap_options *o)
 	CHECK(o->zswap_max_pct <= 100 && o->zswap_accept_pct <= 100);
 	CHECK(o->zswap_unit <= USWAP_ZSWAP_UNIT_PAGE);
 	CHECK(o->swap_node_policy <= USWAP_SWAP_NODE_CPU);
-	CHECK(!(o->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE)));
+	CHECK(!(o->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE |
+			     USWAP_OPT_JOIN_TREE)));
 	CHECK(!(o->flags & USWAP_OPT_NO_SWAP_FILE) || !o->swap[0]);
 }
 
