@@ -95,10 +95,12 @@ static struct memcg *memcg_map(size_t len, char *name, size_t name_len,
 	return p;
 }
 
-/* Become a member: a free entry for this process. */
-static int member_add(struct uswap_runtime *rt)
+/*
+ * Reserve a free member entry (FREE -> FORKING) using devset, charged
+ * `charged` pages.  Returns its index, or -ENOSPC when the table is full.
+ */
+static int member_reserve(struct memcg *mc, uint64_t devset, uint64_t charged)
 {
-	struct memcg *mc = rt->memcg;
 	unsigned m;
 
 	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
@@ -110,13 +112,32 @@ static int member_add(struct uswap_runtime *rt)
 	}
 	if (m == TREE_MAX_MEMBERS)
 		return -ENOSPC;
-	atomic_store(&mc->member[m].charged, 0);
-	atomic_store(&mc->member[m].devset, rt->devset);
+	atomic_store(&mc->member[m].pid, 0);
+	atomic_store(&mc->member[m].charged, charged);
+	atomic_store(&mc->member[m].devset, devset);
+	atomic_fetch_add(&mc->nr_live, 1);
+	return (int)m;
+}
+
+/* Member m is this process now. */
+static void member_enter(struct uswap_runtime *rt, unsigned m)
+{
+	struct memcg *mc = rt->memcg;
+
+	rt->member = m;
 	atomic_store(&mc->member[m].start_time, start_time(getpid()));
 	atomic_store(&mc->member[m].pid, (int)getpid());
-	atomic_fetch_add(&mc->nr_live, 1);
 	atomic_store(&mc->member[m].state, MEMBER_LIVE);
-	rt->member = m;
+}
+
+/* Become a member: a free entry for this process. */
+static int member_add(struct uswap_runtime *rt)
+{
+	int m = member_reserve(rt->memcg, rt->devset, 0);
+
+	if (m < 0)
+		return m;
+	member_enter(rt, (unsigned)m);
 	return 0;
 }
 
@@ -407,37 +428,20 @@ void memcg_set_stuck(struct uswap_runtime *rt, bool stuck)
 int memcg_fork_prepare(struct uswap_runtime *rt)
 {
 	struct memcg *mc = rt->memcg;
-	uint64_t own = memcg_own_pages(rt), cur;
-	unsigned m;
+	uint64_t own = memcg_own_pages(rt);
+	int m = member_reserve(mc, rt->devset, own);
 
-	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
-		unsigned st = MEMBER_FREE;
-
-		if (atomic_compare_exchange_strong(&mc->member[m].state, &st,
-						   MEMBER_FORKING))
-			break;
-	}
-	if (m == TREE_MAX_MEMBERS)
-		return -ENOSPC;
-	atomic_store(&mc->member[m].pid, 0);
-	atomic_store(&mc->member[m].charged, own);
-	atomic_store(&mc->member[m].devset, rt->devset);
-	atomic_fetch_add(&mc->nr_live, 1);
-	cur = atomic_fetch_add(&mc->resident, own) + own;
-	if (cur > mc->high)
+	if (m < 0)
+		return m;
+	if (atomic_fetch_add(&mc->resident, own) + own > mc->high)
 		memcg_kick_reclaim(mc);
-	return (int)m;
+	return m;
 }
 
 /* In the child: become member `child`. */
 void memcg_fork_child(struct uswap_runtime *rt, unsigned child)
 {
-	struct memcg *mc = rt->memcg;
-
-	rt->member = child;
-	atomic_store(&mc->member[child].start_time, start_time(getpid()));
-	atomic_store(&mc->member[child].pid, (int)getpid());
-	atomic_store(&mc->member[child].state, MEMBER_LIVE);
+	member_enter(rt, child);
 }
 
 /* In the parent, once the child is past memcg_fork_child (or fork failed). */
