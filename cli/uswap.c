@@ -122,6 +122,10 @@ static const char help_text[] =
 "                        fault) or page by page as the kernel does (page)\n"
 "  --zswap-threads N     compression threads besides the reclaimer, 1 to 16;\n"
 "                        default: online CPUs - 1, at least 1\n"
+"  --verify on|off       on (the default): each page written to a swap device\n"
+"                        carries a crc32c, checked when it is read back; a\n"
+"                        page that fails gives PROG SIGBUS there, never bad\n"
+"                        data.  off: no checksums (the pool keeps its own)\n"
 "  --fallback run|fail   when userfaultfd is unavailable (not permitted for\n"
 "                        this user, or absent): fail (the default) exits 125\n"
 "                        without running PROG; run warns and runs PROG\n"
@@ -141,7 +145,8 @@ static const char help_text[] =
 "  USWAP_MAX, USWAP_HIGH, USWAP_FOLIO, USWAP_MIN_REGION, USWAP_SWAP_SIZE,\n"
 "  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_SWAP,\n"
 "  USWAP_ZSWAP, USWAP_ZSWAP_MAX, USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT,\n"
-"  USWAP_ZSWAP_THREADS, USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY, USWAP_FALLBACK\n"
+"  USWAP_ZSWAP_THREADS, USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY, USWAP_VERIFY,\n"
+"  USWAP_FALLBACK\n"
 "                        the option of the same name (USWAP_SWAP: SPECs one\n"
 "                        per line)\n"
 "  USWAP_SYSFS_ROOT      read the NUMA topology under this directory instead\n"
@@ -223,6 +228,7 @@ static const struct cli_option {
 	{ "zswap-accept",	"USWAP_ZSWAP_ACCEPT",		true },
 	{ "zswap-unit",		"USWAP_ZSWAP_UNIT",		true },
 	{ "zswap-threads",	"USWAP_ZSWAP_THREADS",		true },
+	{ "verify",		"USWAP_VERIFY",			true },
 };
 
 #define NR_CLI_OPTIONS	(sizeof(cli_options) / sizeof(cli_options[0]))
@@ -661,6 +667,10 @@ static void export_env(const struct run_args *ra, const char *preload,
 		set_env("USWAP_VERBOSE", "1");
 	else
 		unsetenv("USWAP_VERBOSE");
+	if (o->flags & USWAP_OPT_NO_VERIFY)
+		set_env("USWAP_VERIFY", "off");
+	else
+		unsetenv("USWAP_VERIFY");
 	/* uswap writes the stats file itself, from the merged tree. */
 	unsetenv("USWAP_STATS");
 	if (stats_dir)
@@ -694,11 +704,44 @@ static void check_stats_file(const char *file)
  * counters there for uswap stat and top, and its final ones at exit.
  * Without it (needed for --stats and --verbose only) PROG still runs.
  */
+static void remove_dir(const char *dir);
+
+/*
+ * Statistics directories of runs that were killed (kill -9 of uswap run
+ * itself leaves its directory behind): uswap-stats.PID.* of this user
+ * whose PID is gone.  Swept at the start of every run.
+ */
+static void sweep_stale_stats_dirs(const char *tmp)
+{
+	struct dirent *de;
+	DIR *d = opendir(tmp);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+		struct stat st;
+		int pid;
+
+		if (sscanf(de->d_name, "uswap-stats.%d.", &pid) != 1 || pid <= 0 ||
+		    (kill(pid, 0) == 0 || errno != ESRCH))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", tmp, de->d_name) >=
+		    (int)sizeof(path) || lstat(path, &st) ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+			continue;
+		remove_dir(path);
+	}
+	closedir(d);
+}
+
 static char *make_stats_dir(bool needed)
 {
 	char *dir, *real;
 
-	if (asprintf(&dir, "%s/uswap-stats.XXXXXX", tmp_dir()) < 0) {
+	sweep_stale_stats_dirs(tmp_dir());
+	if (asprintf(&dir, "%s/uswap-stats.%d.XXXXXX", tmp_dir(),
+		     (int)getpid()) < 0) {
 		say("out of memory");
 		exit(EXIT_CANNOT_RUN);
 	}
