@@ -5,7 +5,9 @@
  * Loaded into a program with LD_PRELOAD (uswap run does that), it creates
  * a runtime from the USWAP_* environment and interposes mmap, munmap,
  * mremap and madvise, so that every anonymous private mapping of at least
- * --min-region bytes is managed.  Only these five symbols are exported.
+ * --min-region bytes is managed, and (malloc.c) the malloc family, so that
+ * large allocations are managed too.  Only those symbols are exported
+ * (preload.map).
  *
  * After fork the runtime carries on in the child, sharing its parent's
  * slots and budget (runtime.c); a child that could not keep it has its
@@ -33,6 +35,10 @@
 #include "live.h"
 
 #define EXPORT __attribute__((visibility("default")))
+
+/* malloc.c: this thread is inside uswap (its allocations are ours). */
+void preload_uswap_enter(void);
+void preload_uswap_leave(void);
 
 static struct uswap_runtime *rt;
 static pid_t rt_pid;
@@ -124,6 +130,12 @@ static struct uswap_runtime *runtime(void)
 	if (__atomic_load_n(&rt_pid, __ATOMIC_ACQUIRE) == getpid())
 		return rt;
 	pthread_mutex_lock(&init_lock);
+	/*
+	 * Creating the runtime allocates (the program's allocator may be the
+	 * caller: jemalloc maps its first chunk under its init lock), so the
+	 * malloc family serves this thread from a static arena meanwhile.
+	 */
+	preload_uswap_enter();
 	if (rt_pid != getpid() && !disabled) {
 		uswap_options_init(&opt);
 		ret = uswap_options_from_env(&opt, err, sizeof(err));
@@ -139,6 +151,7 @@ static struct uswap_runtime *runtime(void)
 		__atomic_store_n(&rt_pid, getpid(), __ATOMIC_RELEASE);
 		live_start(rt);
 	}
+	preload_uswap_leave();
 	pthread_mutex_unlock(&init_lock);
 	return disabled ? NULL : rt;
 }
