@@ -312,6 +312,8 @@ void memcg_destroy(struct uswap_runtime *rt);
 /* Charge nr pages, waiting while that would pass max.  Returns the stall. */
 uint64_t memcg_charge(struct uswap_runtime *rt, unsigned nr);
 bool memcg_try_charge(struct uswap_runtime *rt, unsigned nr);
+/* Charge nr pages now, past max if need be (never waits). */
+void memcg_force_charge(struct uswap_runtime *rt, unsigned nr);
 void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr);
 bool memcg_above_high(struct uswap_runtime *rt);
 /* Above low, and this process holds at least its share: reclaim on. */
@@ -437,7 +439,8 @@ bool workingset_refault(struct uswap_runtime *rt, struct region *r,
 void workingset_activation(struct uswap_runtime *rt, unsigned nr_pages);
 
 /* region.c, for mmap.c */
-uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end);
+uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end,
+			   bool unmap);
 int region_cut(struct uswap_runtime *rt, struct region *r, uintptr_t start,
 	       uintptr_t end);
 int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,

@@ -299,6 +299,11 @@ bool memcg_try_charge(struct uswap_runtime *rt, unsigned nr)
 	return try_charge(rt, nr, false);
 }
 
+void memcg_force_charge(struct uswap_runtime *rt, unsigned nr)
+{
+	try_charge(rt, nr, true);
+}
+
 /*
  * Charge nr pages for a folio about to be installed.  Waits while the
  * charge would pass max (the reclaimers are kicked), unless the budget is

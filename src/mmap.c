@@ -189,7 +189,7 @@ static int unmap_managed_locked(struct uswap_runtime *rt, uintptr_t s,
 			i++;
 			continue;
 		}
-		region_drop_range(r, a, b);
+		region_drop_range(r, a, b, true);
 		err = region_cut(rt, r, a, b);
 		if (err)
 			break;
@@ -282,7 +282,7 @@ EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 		uintptr_t a = MAX(s, r->start), b = MIN(e, r->end);
 
 		if (a < b)
-			region_drop_range(r, a, b);
+			region_drop_range(r, a, b, false);
 	}
 	prim_madvise(addr, len, advice == MADV_REMOVE ? MADV_REMOVE :
 		     MADV_DONTNEED);

@@ -309,10 +309,14 @@ static uint32_t folio_pages_in(const struct region *r, uint32_t i,
  * Drop the contents of [start, end) inside r: free swap entries, uncharge
  * resident pages, and take folios wholly inside to NONE.  The caller has
  * settled the range (no folio in flight) and holds op_lock for writing; it
- * removes the pages from the address space itself.  Returns the number of
- * resident pages dropped.
+ * removes the pages from the address space itself.  With `unmap` the
+ * range leaves the region (munmap): a resident folio partly in it is
+ * uncharged for those pages, as the folio left behind is smaller; without
+ * (MADV_DONTNEED), they come back as zeros and stay charged.  Returns the
+ * number of resident pages uncharged.
  */
-uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end)
+uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end,
+			   bool unmap)
 {
 	uint32_t first, last, i;
 	uint64_t dropped = 0;
@@ -331,9 +335,10 @@ uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end)
 			/*
 			 * A folio is charged whole while resident: a page
 			 * dropped from it comes back as zeros inside it
-			 * (fault_repair), uncharged only with the folio.
+			 * (refill_partial), uncharged only with the folio
+			 * (or when it leaves the region).
 			 */
-			if (nr == all)
+			if (nr == all || unmap)
 				dropped += nr;
 			if (fl & F_CLEAN) {
 				/* The copy no longer matches: forget it all. */
@@ -392,6 +397,32 @@ int region_cut(struct uswap_runtime *rt, struct region *r, uintptr_t start,
 }
 
 /*
+ * n grew past old_end (mremap), inside a resident folio that the old end
+ * clipped: the folio now has pages that were never there.  They are
+ * charged with it and filled with zeros at once, as a resident folio is
+ * whole (reclaim reads every page of a victim).  (The LRU lists of n
+ * were built with its folio sizes already.)
+ */
+static void grow_last_folio(struct uswap_runtime *rt, struct region *n,
+			    uintptr_t old_end)
+{
+	uint32_t i = folio_index(n, old_end - 1), page, nr;
+	uint32_t fl = atomic_load(&n->folios[i].flags);
+	uintptr_t a;
+	size_t len;
+
+	if (folio_state(fl) != FOLIO_RESIDENT)
+		return;
+	folio_range(n, i, &a, &len, &page);
+	if (a + len <= old_end)
+		return;		/* the old end was on a folio boundary */
+	nr = (uint32_t)((a + len - old_end) >> PAGE_SHIFT);
+	memcg_force_charge(rt, nr);
+	prim_uffd_copy(rt->uffd, old_end, rt->zero_buf, a + len - old_end,
+		       rt->have_wp && (fl & F_ARMED), NULL);
+}
+
+/*
  * Move r's state to a region at new_start of new_len bytes (mremap): the
  * kernel has moved the pages already.  Growth is never-touched memory.
  * Caller holds op_lock for writing; shrinking was dropped before.
@@ -414,6 +445,8 @@ int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,
 		return err;
 	}
 	prim_madvise((void *)new_start, new_len, MADV_NOHUGEPAGE);
+	if (new_len > keep)
+		grow_last_folio(rt, n, new_start + keep);
 	table_remove(rt, r);
 	err = table_insert(rt, n);
 	atomic_fetch_add(&rt->stat.ev[USWAP_MANAGED_BYTES],

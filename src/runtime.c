@@ -584,7 +584,7 @@ EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
 	while (rt->nr_regions) {
 		struct region *r = rt->regions[--rt->nr_regions];
 
-		region_drop_range(r, r->start, r->end);
+		region_drop_range(r, r->start, r->end, true);
 		prim_munmap((void *)r->start, r->end - r->start);
 		region_put(r);
 	}
