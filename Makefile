@@ -8,6 +8,7 @@
 #   make CC=clang   build with clang
 #   make fuzz       build the libFuzzer targets (tests/fuzz) into build/fuzz
 #   make bench      run the benchmarks against the kernel's swap (needs root)
+#   make numa-check run the NUMA tests in a qemu virtual machine (needs root)
 #
 # Everything goes to $(B) (build/, build/asan, build/tsan).
 
@@ -53,7 +54,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 TARGETS := $(B)/libuswap.a $(B)/libuswap.so $(B)/libuswap_preload.so $(B)/uswap \
 	$(UNIT_BINS) $(E2E_BINS) $(FUZZ_BINS) $(BENCH_BINS)
 
-.PHONY: all deps demo check asan tsan bench fuzz clean format
+.PHONY: all deps demo check asan tsan bench fuzz clean format numa-check
 all: $(TARGETS)
 
 # Flavour words: "make asan check" builds and tests the asan flavour.
@@ -107,6 +108,11 @@ check: deps all
 
 bench: deps all
 	bench/compare
+
+# The NUMA test machine (tests/numa-vm/README.md): boots Debian's kernel in
+# qemu with two CPU nodes, a memory-only node and a disk on each CPU node.
+numa-check: all
+	tests/numa-vm/run $(B)
 
 clean:
 	rm -rf build
