@@ -122,6 +122,10 @@ static const char help_text[] =
 "                        fault) or page by page as the kernel does (page)\n"
 "  --zswap-threads N     compression threads besides the reclaimer, 1 to 16;\n"
 "                        default: online CPUs - 1, at least 1\n"
+"  --verify on|off       on (the default): each page written to a swap device\n"
+"                        carries a crc32c, checked when it is read back; a\n"
+"                        page that fails gives PROG SIGBUS there, never bad\n"
+"                        data.  off: no checksums (the pool keeps its own)\n"
 "  --fallback run|fail   when userfaultfd is unavailable (not permitted for\n"
 "                        this user, or absent): fail (the default) exits 125\n"
 "                        without running PROG; run warns and runs PROG\n"
@@ -141,7 +145,8 @@ static const char help_text[] =
 "  USWAP_MAX, USWAP_HIGH, USWAP_FOLIO, USWAP_MIN_REGION, USWAP_SWAP_SIZE,\n"
 "  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_SWAP,\n"
 "  USWAP_ZSWAP, USWAP_ZSWAP_MAX, USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT,\n"
-"  USWAP_ZSWAP_THREADS, USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY, USWAP_FALLBACK\n"
+"  USWAP_ZSWAP_THREADS, USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY, USWAP_VERIFY,\n"
+"  USWAP_FALLBACK\n"
 "                        the option of the same name (USWAP_SWAP: SPECs one\n"
 "                        per line)\n"
 "  USWAP_SYSFS_ROOT      read the NUMA topology under this directory instead\n"
@@ -223,6 +228,7 @@ static const struct cli_option {
 	{ "zswap-accept",	"USWAP_ZSWAP_ACCEPT",		true },
 	{ "zswap-unit",		"USWAP_ZSWAP_UNIT",		true },
 	{ "zswap-threads",	"USWAP_ZSWAP_THREADS",		true },
+	{ "verify",		"USWAP_VERIFY",			true },
 };
 
 #define NR_CLI_OPTIONS	(sizeof(cli_options) / sizeof(cli_options[0]))
@@ -661,6 +667,10 @@ static void export_env(const struct run_args *ra, const char *preload,
 		set_env("USWAP_VERBOSE", "1");
 	else
 		unsetenv("USWAP_VERBOSE");
+	if (o->flags & USWAP_OPT_NO_VERIFY)
+		set_env("USWAP_VERIFY", "off");
+	else
+		unsetenv("USWAP_VERIFY");
 	/* uswap writes the stats file itself, from the merged tree. */
 	unsetenv("USWAP_STATS");
 	if (stats_dir)

@@ -31,6 +31,8 @@ struct uswap_runtime;
 						   the only tier ("swap none") */
 #define USWAP_OPT_JOIN_TREE	(1u << 2)	/* join the budget whose descriptor is
 						   tree_fd (after exec) */
+#define USWAP_OPT_NO_VERIFY	(1u << 3)	/* no crc32c of swap slots ("verify
+						   off"; the pool's objects keep theirs) */
 
 /* Values of struct uswap_options.swap_node_policy. */
 #define USWAP_SWAP_NODE_PAGE	1	/* the node of the memory swapped out (default) */
@@ -90,11 +92,13 @@ void uswap_options_init(struct uswap_options *opt);
  * Set one option by name, as the command line and the environment spell it:
  * "max", "high", "folio", "min-region", "swap", "swap-size", "swap-dir",
  * "stats", "fault-threads", "verbose", "zswap", "zswap-max", "zswap-accept",
- * "zswap-unit", "zswap-threads", "swaptab", "swap-node-policy",
+ * "zswap-unit", "zswap-threads", "swaptab", "swap-node-policy", "verify",
  * "uffd-features-off".  "swap" takes a device SPEC (each call adds one;
  * several, one per line, from the environment), "file" (the default: one
  * unnamed swap file in swap-dir; forgets the SPECs given) or "none"
- * (USWAP_OPT_NO_SWAP_FILE).  Sizes take K, M, G, T
+ * (USWAP_OPT_NO_SWAP_FILE).  "verify" takes on (the default: every slot
+ * written to a device carries a crc32c, checked on every read) or off
+ * (USWAP_OPT_NO_VERIFY).  Sizes take K, M, G, T
  * suffixes (powers of 1024) or a plain byte count.  On a bad name or value,
  * returns -EINVAL and writes one line naming the option and what was
  * expected into err (errlen bytes, may be 0).
@@ -107,7 +111,7 @@ int uswap_options_set(struct uswap_options *opt, const char *name,
  * USWAP_MIN_REGION, USWAP_SWAP, USWAP_SWAP_SIZE, USWAP_SWAP_DIR, USWAP_STATS,
  * USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_ZSWAP, USWAP_ZSWAP_MAX,
  * USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT, USWAP_ZSWAP_THREADS, USWAP_SWAPTAB,
- * USWAP_SWAP_NODE_POLICY,
+ * USWAP_SWAP_NODE_POLICY, USWAP_VERIFY,
  * USWAP_UFFD_FEATURES_OFF (each the
  * option of the same name, upper case, '-' as '_').  Errors as
  * uswap_options_set(), naming the variable.

@@ -285,11 +285,32 @@ void prim_mutex_lock(pthread_mutex_t *m);	/* takes over a dead holder's */
 void prim_futex_wait(_Atomic uint32_t *word, uint32_t val, long timeout_ms);
 void prim_futex_wake_all(_Atomic uint32_t *word);
 ssize_t prim_pwritev(int fd, const struct iovec *iov, int n, off_t off);
-/* Tests: make every write to fd fail with EIO (-1: none). */
-void prim_inject_write_eio(int fd);
-bool prim_write_fails(int fd);
 ssize_t prim_pread(int fd, void *buf, size_t len, off_t off);
+int prim_fallocate(int fd, int mode, off_t off, off_t len);
 uint64_t prim_now_us(void);
+/*
+ * Fault injection for tests (USWAP_INJECT; prim.c documents the syntax).
+ * prim_inject_init() reads it when a runtime sets up its devices (their
+ * descriptors, by index): 0, or -EINVAL (logged) for a bad spec.
+ * prim_inject(f, fd) says whether this call of kind f (on the device
+ * whose descriptor is fd, for device faults; -1 for the others) fails.
+ */
+enum inject_fault {
+	INJECT_WRITE_EIO, INJECT_READ_EIO, INJECT_SHORT_WRITE,
+	INJECT_SHORT_READ, INJECT_ENOSPC, INJECT_CORRUPT,	/* devices */
+	INJECT_MMAP_ENOMEM, INJECT_UFFD_EAGAIN, INJECT_UFFD_EEXIST,
+	INJECT_COMPRESS_FAIL,
+	NR_INJECT
+};
+int prim_inject_init(const int *dev_fds, unsigned nr_devs);
+bool prim_inject_hit(enum inject_fault f, int fd);
+extern _Atomic bool prim_inject_armed;
+static inline bool prim_inject(enum inject_fault f, int fd)
+{
+	return unlikely(atomic_load_explicit(&prim_inject_armed,
+					     memory_order_acquire)) &&
+	       prim_inject_hit(f, fd);
+}
 
 /* log.c */
 void uswap_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

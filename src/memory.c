@@ -18,6 +18,14 @@
  * folio to LOADING, the others find it so and return; UFFDIO_COPY wakes
  * every thread waiting in its range.
  *
+ * A load that fails never installs what it got: a device read that fails
+ * (the data is gone, as for the kernel's failed swap-in), a device slot
+ * that fails its checksum, a pool object that does.  The folio stays
+ * swapped and its range is poisoned, so that the program gets SIGBUS there
+ * and nowhere else, for good (fault_lost).  Readahead is only a guess: a
+ * readahead folio that cannot be loaded is given back, and its own fault
+ * decides.
+ *
  * Nothing here allocates memory or takes a lock the application may hold.
  * The budget is charged before op_lock is taken, since charging may wait
  * for the reclaimer, which needs op_lock.
@@ -31,6 +39,10 @@
 
 #include "internal.h"
 #include "swap_io.h"
+
+#ifndef UFFD_FEATURE_POISON
+#define UFFD_FEATURE_POISON	(1 << 14)
+#endif
 
 /*
  * Swap-in readahead for small folios (4K, 16K), as the kernel's: when
@@ -80,6 +92,50 @@ static void fault_repair(struct uswap_runtime *rt, uintptr_t addr)
 		prim_uffd_wake(rt->uffd, addr, PAGE_SIZE);
 }
 
+/* A read error that trying again may cure: the data is not lost. */
+static bool read_error_transient(int err)
+{
+	return err == -EAGAIN || err == -EINTR || err == -ENOMEM ||
+	       err == -EBUSY;
+}
+
+/*
+ * Read run slots from e on its device into dst and check them: 0, -EBADMSG
+ * (a checksum), or the read's -errno.  A failure that loses data is logged
+ * once per device.
+ */
+static int read_slots(struct uswap_runtime *rt, struct swap_io *io,
+		      swp_entry_t e, unsigned run, void *dst)
+{
+	struct swap_info *si = &rt->swap[swp_type(e)];
+	uint64_t t0 = prim_now_us();
+	int err;
+
+	err = swap_io_read(io, si, swp_offset(e), dst, (size_t)run << PAGE_SHIFT);
+	swap_count_io(rt, swp_type(e), false, err ? 0 : run,
+		      prim_now_us() - t0);
+	if (!err)
+		return swap_csum_verify(si, swp_offset(e), dst, run);
+	if (!read_error_transient(err) && swap_log_first(si, SWAP_LOGGED_READ))
+		uswap_log("swap device %s: reading slots %u..%u failed (%s): "
+			  "that data is lost; the program gets SIGBUS where it "
+			  "is mapped (counted as swap_io_error)", si->path,
+			  swp_offset(e), swp_offset(e) + run - 1, strerror(-err));
+	return err;
+}
+
+/* The pool's copy of e failed its checksum: logged once per device. */
+static void pool_corrupt(struct uswap_runtime *rt, swp_entry_t e)
+{
+	struct swap_info *si = &rt->swap[swp_type(e)];
+
+	if (swap_log_first(si, SWAP_LOGGED_POOL))
+		uswap_log("swap device %s: the compressed copy of slot %u failed "
+			  "its checksum: it is never used; the program gets "
+			  "SIGBUS where it is mapped (counted as swap_corrupt)",
+			  si->path, swp_offset(e));
+}
+
 int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 		      struct swap_io *io, const swp_entry_t *entries,
 		      unsigned nr, void *buf, unsigned *pool_pages)
@@ -91,7 +147,6 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 		swp_entry_t e = entries[i];
 		char *dst = (char *)buf + ((size_t)i << PAGE_SHIFT);
 		unsigned run = 1;
-		uint64_t t0;
 		int n;
 
 		if (!e) {
@@ -104,8 +159,10 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 			run++;
 		if (rt->zswap) {
 			n = zswap_load(rt->zswap, zc, e, run, dst);
-			if (n < 0)
+			if (n < 0) {
+				pool_corrupt(rt, e);
 				return n;
+			}
 			if (n > 0) {
 				*pool_pages += (unsigned)n;
 				i += (unsigned)n;
@@ -114,11 +171,7 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 			/* ... else from the device, up to the next pooled page. */
 			run = 1 + zswap_absent_run(rt->zswap, e + 1, run - 1);
 		}
-		t0 = prim_now_us();
-		n = swap_io_read(io, &rt->swap[swp_type(e)], swp_offset(e), dst,
-				 (size_t)run << PAGE_SHIFT);
-		swap_count_io(rt, swp_type(e), false, n ? 0 : run,
-			      prim_now_us() - t0);
+		n = read_slots(rt, io, e, run, dst);
 		if (n)
 			return n;
 		i += run;
@@ -228,18 +281,25 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 
 	for (k = 0; k < ft->ra_nr; k++) {
 		struct folio *g = &r->folios[i + 1 + k];
-		uint32_t gl = ft->ra_flags[k];
+		const void *src = (char *)ft->ra_buf + ((size_t)k * nr << PAGE_SHIFT);
+		uint32_t gl = ft->ra_flags[k], clean = F_CLEAN;
 		uintptr_t a;
 		size_t len;
 		int cerr = err;
 
 		folio_range(r, i + 1 + k, &a, &len, &page);
+		if (!cerr)
+			cerr = swap_csum_verify(&rt->swap[swp_type(ft->ra_first)],
+						swp_offset(ft->ra_first) + k * nr,
+						src, nr);
 		if (!cerr) {
-			cerr = prim_uffd_copy(rt->uffd, a,
-					      (char *)ft->ra_buf + ((size_t)k * nr << PAGE_SHIFT),
-					      len, true, NULL);
-			if (cerr == -EEXIST)
+			cerr = prim_uffd_copy(rt->uffd, a, src, len, true, NULL);
+			if (cerr == -EEXIST) {
+				/* A page is not our copy: the folio is dirty. */
+				region_free_entries(r, page, nr);
+				clean = 0;
 				cerr = 0;
+			}
 		}
 		if (cerr) {
 			atomic_store(&g->flags, gl);
@@ -248,7 +308,7 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 			continue;
 		}
 		atomic_store(&g->flags, (gl & F_WORKINGSET) | FOLIO_RESIDENT |
-					F_CLEAN);
+					clean);
 		pthread_mutex_lock(&r->lru_lock);
 		lru_add(r, i + 1 + k, false);
 		pthread_mutex_unlock(&r->lru_lock);
@@ -264,23 +324,39 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 }
 
 /*
- * The pool returned a corrupt object for folio f: never install it.  The
- * folio stays swapped and its range is poisoned, so that the program gets
- * SIGBUS there, as the kernel does for a memory error; without
- * UFFDIO_POISON the process gets SIGBUS at once.
+ * Folio i of r (at addr, len bytes, first page `page`) could not be
+ * loaded: a read failed (err: its -errno) or what came back failed its
+ * checksum (-EBADMSG).  Its range is poisoned, so that the program gets
+ * SIGBUS at any address in it, as the kernel does for a memory error;
+ * then the data is gone for good: the slots are freed and the folio is
+ * NONE, which nothing installs without a fault, and a poisoned range
+ * raises none (readahead, which takes SWAPPED folios, cannot bring it
+ * back either).  The poison stays until the program unmaps the range or
+ * discards any of it (MADV_DONTNEED), after which the folio reads as
+ * zeros.  Without
+ * UFFDIO_POISON the process gets SIGBUS at once.  A range that cannot be
+ * poisoned (it changed meanwhile) stays swapped and is woken: the thread
+ * faults again and sees what became of it.  Caller holds op_lock (read)
+ * and owns the folio (LOADING; fl is its state before).
  */
-static void fault_corrupt(struct uswap_runtime *rt, struct region *r,
-			  struct folio *f, uint32_t fl, uintptr_t addr,
-			  size_t len)
+static void fault_lost(struct uswap_runtime *rt, struct region *r,
+		       struct folio *f, uint32_t fl, uintptr_t addr, size_t len,
+		       uint32_t page, int err)
 {
-	(void)r;
-	count_event(rt, USWAP_SWAP_CORRUPT, 1);
-	uswap_log("corrupt compressed data for %p..%p (checksum mismatch): "
-		  "the program gets SIGBUS there", (void *)addr,
-		  (void *)(addr + len));
-	atomic_store(&f->flags, fl);
-	if (prim_uffd_poison(rt->uffd, addr, len))
+	count_event(rt, err == -EBADMSG ? USWAP_SWAP_CORRUPT :
+		    USWAP_SWAP_IO_ERROR, 1);
+	if (!(rt->features & UFFD_FEATURE_POISON)) {
+		atomic_store(&f->flags, fl);
 		kill(getpid(), SIGBUS);
+		return;
+	}
+	if (prim_uffd_poison(rt->uffd, addr, len)) {
+		atomic_store(&f->flags, fl);
+		prim_uffd_wake(rt->uffd, addr, len);
+		return;
+	}
+	region_free_entries(r, page, (uint32_t)(len >> PAGE_SHIFT));
+	atomic_store(&f->flags, FOLIO_NONE);
 }
 
 /*
@@ -322,21 +398,18 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 		ra_err = ra_read(ft);
 		pthread_rwlock_rdlock(&rt->op_lock);
 		ra_finish(ft, r, i, nr, ra_err);
-		if (err == -EBADMSG) {
-			fault_corrupt(rt, r, f, fl, addr, len);
-			return -EBADMSG;
-		}
-		if (err) {
-			/*
-			 * The data is still in its slots: leave the folio
-			 * swapped and let the thread fault again.
-			 */
+		if (err && read_error_transient(err)) {
+			/* The data is still in its slots: fault again. */
 			count_event(rt, USWAP_SWAP_IO_ERROR, 1);
-			uswap_log_once(&rt->logged_io, "swap read failed: %s",
-				       strerror(-err));
+			uswap_log_once(&rt->logged_io, "swap read failed: %s; "
+				       "the fault is retried", strerror(-err));
 			atomic_store(&f->flags, fl);
 			prim_uffd_wake(rt->uffd, addr, len);
 			return -EIO;
+		}
+		if (err) {
+			fault_lost(rt, r, f, fl, addr, len, page, err);
+			return err;
 		}
 		src = ft->buf;
 		/*
@@ -352,7 +425,10 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	}
 
 	err = prim_uffd_copy(rt->uffd, addr, src, len, keep_clean, NULL);
-	if (err && err != -EEXIST) {
+	if (err == -EEXIST) {
+		/* A page was mapped already, not from our copy: dirty. */
+		keep_clean = false;
+	} else if (err) {
 		/* The range went away under us (unmapped by the program). */
 		atomic_store(&f->flags, fl);
 		prim_uffd_wake(rt->uffd, addr, len);

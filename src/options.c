@@ -62,6 +62,7 @@ enum option_id {
 	OPT_ZSWAP_THREADS,
 	OPT_SWAPTAB,
 	OPT_SWAP_NODE_POLICY,
+	OPT_VERIFY,
 	NR_OPTIONS
 };
 
@@ -88,6 +89,7 @@ static const struct option_name {
 	[OPT_ZSWAP_THREADS]	= { "zswap-threads",	 "USWAP_ZSWAP_THREADS" },
 	[OPT_SWAPTAB]		= { "swaptab",		 "USWAP_SWAPTAB" },
 	[OPT_SWAP_NODE_POLICY]	= { "swap-node-policy",	 "USWAP_SWAP_NODE_POLICY" },
+	[OPT_VERIFY]		= { "verify",		 "USWAP_VERIFY" },
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -497,6 +499,17 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 			return -EINVAL;
 		}
 		return 0;
+	case OPT_VERIFY:
+		if (!strcmp(value, "on"))
+			opt->flags &= ~USWAP_OPT_NO_VERIFY;
+		else if (!strcmp(value, "off"))
+			opt->flags |= USWAP_OPT_NO_VERIFY;
+		else {
+			opt_err(err, errlen, "%s: \"%s\" is not a setting (expected on or off)",
+				label, value);
+			return -EINVAL;
+		}
+		return 0;
 	case OPT_ZSWAP:
 		return set_zswap(opt, label, value, err, errlen);
 	case OPT_ZSWAP_MAX:
@@ -557,7 +570,7 @@ EXPORT int uswap_options_set(struct uswap_options *opt, const char *name,
 			break;
 	}
 	if (id == NR_OPTIONS) {
-		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads or uffd-features-off)",
+		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads, verify or uffd-features-off)",
 			name);
 		return -EINVAL;
 	}
@@ -677,7 +690,7 @@ EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
 		return -EINVAL;
 	}
 	if (opt->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE |
-			   USWAP_OPT_JOIN_TREE)) {
+			   USWAP_OPT_JOIN_TREE | USWAP_OPT_NO_VERIFY)) {
 		opt_err(err, errlen, "unknown flags 0x%x", opt->flags);
 		return -EINVAL;
 	}

@@ -47,6 +47,15 @@
  * a test cap on the transfer size (swap_io_set_max_bytes) runs every
  * request through it.
  *
+ * Checksums (swap_io.h).  swap_csum_record() and swap_csum_verify() keep
+ * and check the crc32c of every slot written; the callers decide when
+ * (after a write completed, after a read) and what a mismatch means.
+ *
+ * Injected faults (tests, prim.c): a transfer to or from a device named in
+ * USWAP_INJECT completes with EIO, ENOSPC, a short count or a flipped
+ * byte, in both modes, at the one place both reap a transfer's result
+ * (io_result), so that every path above sees what a failing device gives.
+ *
  * Discard.  swapfile.c parks a cluster whose last slot was freed and calls
  * discard_punch() for it without its lock (the race with allocation is
  * explained there): a hole punched in a file (FALLOC_FL_PUNCH_HOLE, which
@@ -66,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crc32c.h"
 #include "internal.h"
 #include "swap_io.h"
 
@@ -188,20 +198,29 @@ void swap_file_close(struct swap_info *si)
 	si->fd = -1;
 }
 
+/*
+ * Reserve a cluster's blocks.  A file system without room (ENOSPC) makes
+ * the device count as full (swapon.c): the allocation fails and the folio
+ * goes to another device or stays resident; logged once per device.
+ */
 int swap_cluster_provision(struct swap_info *si, uint32_t cluster)
 {
 	static _Atomic bool unsupported;
+	int err;
 
 	if (si->fd < 0 || unsupported)
 		return 0;
-	if (fallocate(si->fd, 0, (off_t)cluster * SWAP_CLUSTER_BYTES,
-		      SWAP_CLUSTER_BYTES) == 0)
-		return 0;
-	if (errno == EOPNOTSUPP) {
+	err = prim_fallocate(si->fd, 0, (off_t)cluster * SWAP_CLUSTER_BYTES,
+			     SWAP_CLUSTER_BYTES);
+	if (err == -EOPNOTSUPP) {
 		unsupported = true;
 		return 0;
 	}
-	return -errno;
+	if (err && swap_log_first(si, SWAP_LOGGED_NOSPACE))
+		uswap_log("swap device %s: reserving 2 MiB for cluster %u failed (%s): "
+			  "it counts as full until slots are freed",
+			  si->path, cluster, strerror(-err));
+	return err;
 }
 
 /* --- requests and transfers, common to both modes --- */
@@ -310,6 +329,35 @@ static bool op_complete(struct io_op *op, ssize_t res)
 	return true;
 }
 
+/*
+ * The result of a transfer of op, with the faults tests inject (prim.c):
+ * EIO or ENOSPC instead of success, half of a transfer of several pages
+ * (whole pages, so that an O_DIRECT resubmission stays aligned), or a
+ * read whose first byte came back flipped.  One branch when none are.
+ */
+static ssize_t io_result(const struct io_op *op, bool write, ssize_t res)
+{
+	const int fd = op->req->si->fd;
+
+	if (likely(!atomic_load_explicit(&prim_inject_armed,
+					 memory_order_relaxed)) || res <= 0)
+		return res;
+	if (prim_inject(write ? INJECT_WRITE_EIO : INJECT_READ_EIO, fd))
+		return -EIO;
+	if (write && prim_inject(INJECT_ENOSPC, fd))
+		return -ENOSPC;
+	if (res > (ssize_t)PAGE_SIZE &&
+	    prim_inject(write ? INJECT_SHORT_WRITE : INJECT_SHORT_READ, fd))
+		return MAX((res / 2) & (ssize_t)PAGE_MASK, (ssize_t)PAGE_SIZE);
+	if (!write && prim_inject(INJECT_CORRUPT, fd)) {
+		/* The transfer started at element idx, skip bytes in. */
+		char *p = (char *)op->req->iov[op->idx].iov_base + op->skip;
+
+		*p ^= 0x5a;
+	}
+	return res;
+}
+
 static int first_error(const struct swap_io_req *reqs, unsigned n)
 {
 	unsigned k;
@@ -342,6 +390,7 @@ static void run_sync_one(struct swap_io_req *req, size_t max, bool write)
 			res = prim_pwritev(fd, v, cnt, pos);
 		else
 			res = prim_pread(fd, v->iov_base, v->iov_len, pos);
+		res = io_result(&op, write, res);
 	} while (!op_complete(&op, res));
 }
 
@@ -442,7 +491,7 @@ static unsigned reap(struct swap_io *io)
 
 	while (io_uring_peek_cqe(&io->ring, &cqe) == 0) {
 		struct io_op *op = &io->ops[io_uring_cqe_get_data64(cqe)];
-		const int res = cqe->res;
+		const ssize_t res = io_result(op, io->write, cqe->res);
 
 		io_uring_cqe_seen(&io->ring, cqe);
 		if (op_complete(op, res)) {
@@ -455,8 +504,13 @@ static unsigned reap(struct swap_io *io)
 	return finished;
 }
 
+/*
+ * Run a batch through the ring.  during(arg), when given, is called once
+ * while the first transfers are in flight (submitted, not yet waited for),
+ * or at the end when none were needed.
+ */
 static int run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
-		     bool write)
+		     bool write, void (*during)(void *), void *arg)
 {
 	unsigned next = 0, inflight = 0;
 	struct io_op *op;
@@ -477,6 +531,15 @@ static int run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
 		}
 		if (!inflight)
 			break;
+		if (during) {
+			ret = io_uring_submit(&io->ring);
+			if (ret < 0 && !enter_transient(ret)) {
+				ring_failed(io, ret, reqs, next, n);
+				break;
+			}
+			during(arg);
+			during = NULL;
+		}
 		ret = io_uring_submit_and_wait(&io->ring, 1);
 		if (ret < 0 && !enter_transient(ret)) {
 			ring_failed(io, ret, reqs, next, n);
@@ -486,6 +549,8 @@ static int run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
 			pause_briefly();
 		inflight -= reap(io);
 	}
+	if (during)
+		during(arg);
 	return first_error(reqs, n);
 }
 
@@ -574,8 +639,16 @@ void swap_io_set_max_bytes(struct swap_io *io, size_t max_bytes)
 int swap_io_write_batch(struct swap_io *io, struct swap_io_req *reqs,
 			unsigned n)
 {
+	return swap_io_write_batch_during(io, reqs, n, NULL, NULL);
+}
+
+int swap_io_write_batch_during(struct swap_io *io, struct swap_io_req *reqs,
+			       unsigned n, void (*during)(void *), void *arg)
+{
 	if (io && io->uring)
-		return run_uring(io, reqs, n, true);
+		return run_uring(io, reqs, n, true, during, arg);
+	if (during)
+		during(arg);	/* no overlap without a ring */
 	return run_sync(io, reqs, n, true);
 }
 
@@ -583,7 +656,7 @@ int swap_io_read_batch(struct swap_io *io, struct swap_io_req *reqs,
 		       unsigned n)
 {
 	if (io && io->uring)
-		return run_uring(io, reqs, n, false);
+		return run_uring(io, reqs, n, false, NULL, NULL);
 	return run_sync(io, reqs, n, false);
 }
 
@@ -599,7 +672,11 @@ int swap_io_read(struct swap_io *io, struct swap_info *si, uint32_t offset,
 	return swap_io_read_batch(io, &req, 1);
 }
 
-/* Write len bytes from iov at slot offset, without a context. */
+/*
+ * Write len bytes from iov at slot offset, without a context, and record
+ * their checksums once written (the pool's writeback: its buffer is its
+ * own, stable until this returns).
+ */
 int swap_write(struct swap_info *si, uint32_t offset, const struct iovec *iov,
 	       int iovcnt, size_t len)
 {
@@ -607,13 +684,78 @@ int swap_write(struct swap_info *si, uint32_t offset, const struct iovec *iov,
 		.si = si, .offset = offset, .iov = iov, .iovcnt = iovcnt,
 		.len = len,
 	};
+	int err = swap_io_write_batch(NULL, &req, 1);
 
-	return swap_io_write_batch(NULL, &req, 1);
+	if (!err)
+		swap_csum_record(si, offset, iov, iovcnt);
+	return err;
 }
 
 int swap_read(struct swap_info *si, uint32_t offset, void *buf, size_t len)
 {
 	return swap_io_read(NULL, si, offset, buf, len);
+}
+
+/* --- checksums --- */
+
+void swap_csum_record(struct swap_info *si, uint32_t offset,
+		      const struct iovec *iov, int iovcnt)
+{
+	if (si->csum)
+		swap_csum_compute(iov, iovcnt, si->csum + offset);
+}
+
+void swap_csum_compute(const struct iovec *iov, int iovcnt, uint32_t *out)
+{
+	uint32_t slot = 0, crc = 0;
+	size_t fill = 0;
+	int i;
+
+	for (i = 0; i < iovcnt; i++) {
+		const char *p = iov[i].iov_base;
+		size_t n = iov[i].iov_len;
+
+		while (n) {
+			size_t take = MIN(n, SWAP_SLOT_SIZE - fill);
+
+			crc = crc32c(crc, p, take);
+			p += take;
+			n -= take;
+			fill += take;
+			if (fill == SWAP_SLOT_SIZE) {
+				out[slot++] = crc;
+				crc = 0;
+				fill = 0;
+			}
+		}
+	}
+	assert(fill == 0);
+}
+
+int swap_csum_verify(struct swap_info *si, uint32_t offset, const void *buf,
+		     uint32_t nr)
+{
+	uint32_t k;
+
+	if (!si->csum)
+		return 0;
+	for (k = 0; k < nr; k++) {
+		const uint32_t want = si->csum[offset + k];
+		const uint32_t got = crc32c(0, (const char *)buf +
+					    ((size_t)k << SWAP_SLOT_SHIFT),
+					    SWAP_SLOT_SIZE);
+
+		if (likely(got == want))
+			continue;
+		if (swap_log_first(si, SWAP_LOGGED_CSUM))
+			uswap_log("swap device %s: slot %u failed its checksum "
+				  "(expected crc32c %08x, found %08x): its data "
+				  "is never used; the program gets SIGBUS where "
+				  "it is mapped (counted as swap_corrupt)",
+				  si->path, offset + k, want, got);
+		return -EBADMSG;
+	}
+	return 0;
 }
 
 /* --- discard --- */
@@ -628,14 +770,14 @@ static int discard_punch(struct swap_info *si, uint32_t cluster)
 	if (d->blkdev) {
 		uint64_t range[2] = { pos, SWAP_CLUSTER_BYTES };
 
-		r = ioctl(si->fd, BLKDISCARD, range);
+		r = ioctl(si->fd, BLKDISCARD, range) < 0 ? -errno : 0;
 	} else {
-		r = fallocate(si->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			      (off_t)pos, SWAP_CLUSTER_BYTES);
+		r = prim_fallocate(si->fd, FALLOC_FL_PUNCH_HOLE |
+				   FALLOC_FL_KEEP_SIZE, (off_t)pos,
+				   SWAP_CLUSTER_BYTES);
 	}
 	if (r == 0)
 		return 0;
-	r = -errno;
 	uswap_log_once(&d->logged, "discard on %s failed: %s", si->path,
 		       strerror(-r));
 	return r;

@@ -9,12 +9,19 @@
  * call is absent (process_madvise).  mmap and friends are called through
  * syscall(2), never through the libc symbols, because the preload library
  * interposes those.
+ *
+ * It is also where tests inject faults (USWAP_INJECT, at the end of this
+ * file): a failing device, a full disk, an mmap that finds no memory, an
+ * address space that changes under a userfaultfd ioctl, a compressor that
+ * fails.  The hooks are compiled in always; unset, each costs one load and
+ * one branch.
  */
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -118,13 +125,44 @@ int prim_uffd_unregister(int uffd, uintptr_t start, size_t len)
 }
 
 /*
- * Install len bytes at dst from src.  A page that is already present stops
- * the copy with -EEXIST; *copied says how far it got.
+ * Tests (uffd_eexist): another thread installs the first page of the copy
+ * just before us, with the same contents, as a racing resolver would.
+ */
+static void uffd_copy_race(int uffd, const struct uffdio_copy *c)
+{
+	struct uffdio_copy first = *c;
+
+	first.len = PAGE_SIZE;
+	(void)ioctl(uffd, UFFDIO_COPY, &first);
+}
+
+/* One UFFDIO_COPY: 0 or the errno, c->copy as the kernel leaves it. */
+static int uffd_copy_once(int uffd, struct uffdio_copy *c)
+{
+	if (prim_inject(INJECT_UFFD_EAGAIN, -1)) {
+		c->copy = -EAGAIN;
+		return EAGAIN;
+	}
+	if (prim_inject(INJECT_UFFD_EEXIST, -1))
+		uffd_copy_race(uffd, c);
+	return ioctl(uffd, UFFDIO_COPY, c) == 0 ? 0 : errno;
+}
+
+/*
+ * Install len bytes at dst from src.  EAGAIN (the address space is
+ * changing) is retried from where the copy stopped.  A page that is
+ * mapped already (EEXIST: another thread resolved it, or the mapping
+ * changed under us) is left as it is, its waiters are woken, and the copy
+ * goes on past it: stopping there would leave the pages after it missing
+ * in a folio taken for resident.  The call then returns -EEXIST after the
+ * rest is installed, so that the caller knows one page is not its copy.
+ * *copied says how far it got (len unless another error stopped it).
  */
 int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
 		   bool wp, size_t *copied)
 {
 	size_t done = 0;
+	int ret = 0;
 
 	while (done < len) {
 		struct uffdio_copy c = {
@@ -133,22 +171,27 @@ int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
 			.len = len - done,
 			.mode = wp ? UFFDIO_COPY_MODE_WP : 0,
 		};
+		int err = uffd_copy_once(uffd, &c);
 
-		if (ioctl(uffd, UFFDIO_COPY, &c) == 0) {
+		if (!err) {
 			done = len;
 			break;
 		}
 		if (c.copy > 0)
 			done += (size_t)c.copy;
-		if (errno == EAGAIN)
+		if (err == EAGAIN)
 			continue;
-		if (copied)
-			*copied = done;
-		return -errno;
+		if (err != EEXIST) {
+			ret = -err;
+			break;
+		}
+		prim_uffd_wake(uffd, dst + done, PAGE_SIZE);
+		done += PAGE_SIZE;
+		ret = -EEXIST;
 	}
 	if (copied)
-		*copied = done;
-	return 0;
+		*copied = MIN(done, len);
+	return ret;
 }
 
 int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect, bool wake)
@@ -161,6 +204,8 @@ int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect, bool wake)
 	};
 
 	for (;;) {
+		if (prim_inject(INJECT_UFFD_EAGAIN, -1))
+			continue;	/* as the kernel's EAGAIN: again */
 		if (ioctl(uffd, UFFDIO_WRITEPROTECT, &w) == 0)
 			return 0;
 		if (errno != EAGAIN)
@@ -198,9 +243,20 @@ int prim_uffd_wake(int uffd, uintptr_t start, size_t len)
 	return ioctl(uffd, UFFDIO_WAKE, &range) < 0 ? -errno : 0;
 }
 
-void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		      off_t off)
 {
 	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+/* mmap(2) with errno set on failure; tests may make it fail (mmap_enomem). */
+void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	if (prim_inject(INJECT_MMAP_ENOMEM, -1)) {
+		errno = ENOMEM;
+		return MAP_FAILED;
+	}
+	return sys_mmap(addr, len, prot, flags, fd, off);
 }
 
 int prim_munmap(void *addr, size_t len)
@@ -292,9 +348,9 @@ int prim_zap_ranges(const struct iovec *iov, size_t n)
 
 void *prim_alloc(size_t len)
 {
-	void *p = prim_mmap(NULL, (len + PAGE_SIZE - 1) & PAGE_MASK,
-			    PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = sys_mmap(NULL, (len + PAGE_SIZE - 1) & PAGE_MASK,
+			   PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -305,9 +361,9 @@ void *prim_alloc(size_t len)
  */
 void *prim_alloc_shared(size_t len)
 {
-	void *p = prim_mmap(NULL, (len + PAGE_SIZE - 1) & PAGE_MASK,
-			    PROT_READ | PROT_WRITE,
-			    MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = sys_mmap(NULL, (len + PAGE_SIZE - 1) & PAGE_MASK,
+			   PROT_READ | PROT_WRITE,
+			   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -372,32 +428,22 @@ void prim_free(void *p, size_t len)
  * Raw system calls: the kernel reads the application's pages under the
  * write-protect protocol, which ThreadSanitizer's interceptors cannot see.
  */
-/*
- * Fault injection for tests: writes to one descriptor fail with EIO (the
- * runtime names it from USWAP_INJECT_WRITE_EIO, a device index).
- */
-static _Atomic int inject_eio_fd = -1;
-
-void prim_inject_write_eio(int fd)
-{
-	inject_eio_fd = fd;
-}
-
-bool prim_write_fails(int fd)
-{
-	return unlikely(fd >= 0 && fd == atomic_load_explicit(&inject_eio_fd,
-							      memory_order_relaxed));
-}
-
 ssize_t prim_pwritev(int fd, const struct iovec *iov, int n, off_t off)
 {
-	ssize_t r;
-
-	if (prim_write_fails(fd))
-		return -EIO;
-	r = syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
+	ssize_t r = syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
 
 	return r < 0 ? -errno : r;
+}
+
+/*
+ * Reserve (mode 0) or punch file space; 0 or -errno.  Tests may make a
+ * reservation on a device fail as on a full disk (enospc).
+ */
+int prim_fallocate(int fd, int mode, off_t off, off_t len)
+{
+	if (mode == 0 && prim_inject(INJECT_ENOSPC, fd))
+		return -ENOSPC;
+	return fallocate(fd, mode, off, len) < 0 ? -errno : 0;
 }
 
 ssize_t prim_pread(int fd, void *buf, size_t len, off_t off)
@@ -413,4 +459,175 @@ uint64_t prim_now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* --- fault injection (tests) --- */
+
+/*
+ * USWAP_INJECT names the faults to inject, comma-separated (a fault named
+ * twice: the last wins):
+ *
+ *	write_eio=DEV[:N]	a write to device DEV fails with EIO
+ *	read_eio=DEV[:N]	a read from DEV fails with EIO
+ *	short_write=DEV[:N]	a write of more than a page to DEV reports
+ *				half of it (in whole pages) done
+ *	short_read=DEV[:N]	the same for a read
+ *	enospc=DEV[:N]		reserving file space on DEV, or a write to
+ *				it, fails with ENOSPC (a full file system)
+ *	corrupt=DEV[:N]		a read from DEV completes with its first
+ *				byte flipped (what the checksums are for)
+ *	mmap_enomem=N		prim_mmap() fails with ENOMEM
+ *	uffd_eagain=N		UFFDIO_COPY or UFFDIO_WRITEPROTECT fails with
+ *				EAGAIN (the address space is changing); N >= 2
+ *	uffd_eexist=N		UFFDIO_COPY finds the first page of its range
+ *				mapped already (EEXIST), another thread having
+ *				installed the same contents just before
+ *	compress_fail=N		the compressed pool's compressor fails
+ *
+ * DEV is a device index, in the order the devices were given (--swap,
+ * then the swaptab); a call on another device does not count.  N picks
+ * calls of that kind: the Nth, and every Nth after it (N = 1: every one);
+ * DEV alone is DEV:1.  A call is one transfer (a short one's resubmission
+ * is another), one fallocate, one ioctl, one prim_mmap (the program's
+ * mappings, and the runtime's few tables made after its devices; the
+ * internal memory of prim_alloc is never counted), one compressed unit.
+ * USWAP_INJECT_WRITE_EIO=DEV, the older spelling, is write_eio=DEV.
+ */
+static const struct inject_kind {
+	const char *name;
+	bool device;		/* DEV[:N], else N */
+	unsigned min_every;
+} inject_kinds[NR_INJECT] = {
+	[INJECT_WRITE_EIO]	= { "write_eio",	true,	1 },
+	[INJECT_READ_EIO]	= { "read_eio",		true,	1 },
+	[INJECT_SHORT_WRITE]	= { "short_write",	true,	1 },
+	[INJECT_SHORT_READ]	= { "short_read",	true,	1 },
+	[INJECT_ENOSPC]		= { "enospc",		true,	1 },
+	[INJECT_CORRUPT]	= { "corrupt",		true,	1 },
+	[INJECT_MMAP_ENOMEM]	= { "mmap_enomem",	false,	1 },
+	[INJECT_UFFD_EAGAIN]	= { "uffd_eagain",	false,	2 },
+	[INJECT_UFFD_EEXIST]	= { "uffd_eexist",	false,	1 },
+	[INJECT_COMPRESS_FAIL]	= { "compress_fail",	false,	1 },
+};
+
+/* Written by prim_inject_init() while disarmed, read by the hooks. */
+static struct {
+	_Atomic int fd[NR_INJECT];		/* device faults: its descriptor */
+	_Atomic uint64_t every[NR_INJECT];	/* 0: not injected */
+	_Atomic uint64_t calls[NR_INJECT];
+} inject;
+_Atomic bool prim_inject_armed;
+
+bool prim_inject_hit(enum inject_fault f, int fd)
+{
+	uint64_t every = atomic_load_explicit(&inject.every[f],
+					      memory_order_relaxed);
+
+	if (!every)
+		return false;
+	if (inject_kinds[f].device &&
+	    (fd < 0 || fd != atomic_load_explicit(&inject.fd[f],
+						  memory_order_relaxed)))
+		return false;
+	return (atomic_fetch_add_explicit(&inject.calls[f], 1,
+					  memory_order_relaxed) + 1) % every == 0;
+}
+
+/* A whole decimal number in [min, max] from s[0..len). */
+static bool inject_number(const char *s, size_t len, uint64_t min,
+			  uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (!len || len > 18)
+		return false;
+	for (i = 0; i < len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = v;
+	return v >= min && v <= max;
+}
+
+/* One NAME=VALUE of the spec; false (logged) when it is not one. */
+static bool inject_item(const char *item, size_t len, const int *dev_fds,
+			unsigned nr_devs)
+{
+	const char *eq = memchr(item, '=', len), *val, *colon;
+	uint64_t dev = 0, every = 1;
+	size_t vlen;
+	unsigned f;
+
+	for (f = 0; eq && f < NR_INJECT; f++)
+		if (strlen(inject_kinds[f].name) == (size_t)(eq - item) &&
+		    !memcmp(item, inject_kinds[f].name, (size_t)(eq - item)))
+			break;
+	if (!eq || f == NR_INJECT) {
+		uswap_log("USWAP_INJECT: \"%.*s\" is not a fault (expected write_eio, read_eio, short_write, short_read, enospc, corrupt, mmap_enomem, uffd_eagain, uffd_eexist or compress_fail, then =VALUE)",
+			  (int)len, item);
+		return false;
+	}
+	val = eq + 1;
+	vlen = len - (size_t)(val - item);
+	if (inject_kinds[f].device) {
+		colon = memchr(val, ':', vlen);
+		if (!inject_number(val, colon ? (size_t)(colon - val) : vlen, 0,
+				   nr_devs ? nr_devs - 1 : 0, &dev) ||
+		    !nr_devs || (colon && !inject_number(colon + 1,
+				vlen - (size_t)(colon + 1 - val), 1,
+				UINT32_MAX, &every))) {
+			uswap_log("USWAP_INJECT: \"%.*s\": expected DEV or DEV:N, DEV a device index below %u and N at least 1",
+				  (int)len, item, nr_devs);
+			return false;
+		}
+	} else if (!inject_number(val, vlen, inject_kinds[f].min_every,
+				  UINT32_MAX, &every)) {
+		uswap_log("USWAP_INJECT: \"%.*s\": expected a call count N of at least %u",
+			  (int)len, item, inject_kinds[f].min_every);
+		return false;
+	}
+	atomic_store(&inject.fd[f], inject_kinds[f].device ? dev_fds[dev] : -1);
+	atomic_store(&inject.every[f], every);
+	atomic_store(&inject.calls[f], 0);
+	return true;
+}
+
+static bool inject_spec(const char *spec, const int *dev_fds, unsigned nr_devs)
+{
+	while (*spec) {
+		size_t len = strcspn(spec, ",");
+
+		if (len && !inject_item(spec, len, dev_fds, nr_devs))
+			return false;
+		spec += len + (spec[len] == ',');
+	}
+	return true;
+}
+
+int prim_inject_init(const int *dev_fds, unsigned nr_devs)
+{
+	const char *spec = getenv("USWAP_INJECT");
+	const char *old = getenv("USWAP_INJECT_WRITE_EIO");
+	char legacy[64];
+	bool any = false;
+	unsigned f;
+
+	atomic_store(&prim_inject_armed, false);
+	for (f = 0; f < NR_INJECT; f++)
+		atomic_store(&inject.every[f], 0);
+	if (old && *old) {
+		snprintf(legacy, sizeof(legacy), "write_eio=%.40s", old);
+		if (!inject_spec(legacy, dev_fds, nr_devs))
+			return -EINVAL;
+	}
+	if (spec && !inject_spec(spec, dev_fds, nr_devs))
+		return -EINVAL;
+	for (f = 0; f < NR_INJECT; f++)
+		any |= atomic_load(&inject.every[f]) != 0;
+	if (any)
+		uswap_log("fault injection on (USWAP_INJECT): a test hook");
+	atomic_store_explicit(&prim_inject_armed, any, memory_order_release);
+	return 0;
 }

@@ -121,6 +121,15 @@ struct swap_info {
 	 */
 	_Atomic uint64_t *owners;
 	uint32_t owner_words;
+	/*
+	 * Integrity (swap_io.h): the crc32c of each slot's 4 KiB as last
+	 * written, one per slot, in shared memory as the owners are; NULL
+	 * with checksums off (--verify off) or without a file.  A slot's
+	 * entry is written by the thread that wrote the slot, before the
+	 * slot is published to readers.
+	 */
+	uint32_t *csum;
+	_Atomic unsigned logged;	/* SWAP_LOGGED_* (swap_io.h): said once */
 	char path[256];			/* for /proc/swaps-like output */
 	int prio;
 	int node;

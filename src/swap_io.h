@@ -71,6 +71,14 @@ struct swap_io_req {
  */
 int swap_io_write_batch(struct swap_io *io, struct swap_io_req *reqs,
 			unsigned n);
+/*
+ * The same, calling during(arg) once while the writes are in flight
+ * (io_uring: after the first submission, before waiting; without a ring:
+ * before the first write), so that work on the same buffers (checksums)
+ * overlaps the device's instead of adding to it.
+ */
+int swap_io_write_batch_during(struct swap_io *io, struct swap_io_req *reqs,
+			       unsigned n, void (*during)(void *), void *arg);
 /* The same for reads (iov names the buffers); end of file is -EIO. */
 int swap_io_read_batch(struct swap_io *io, struct swap_io_req *reqs,
 		       unsigned n);
@@ -81,6 +89,54 @@ int swap_io_read_batch(struct swap_io *io, struct swap_io_req *reqs,
  */
 int swap_io_read(struct swap_io *io, struct swap_info *si, uint32_t offset,
 		 void *buf, size_t len);
+
+/* --- page_io.c: slot checksums --- */
+
+/*
+ * Integrity.  Each slot written to a device with a file carries the
+ * crc32c of its 4 KiB in si->csum (allocated by swapon.c; NULL when off,
+ * --verify off).  Whoever writes a slot records its checksum once the
+ * write has completed, computed from the buffer it wrote, which cannot
+ * change meanwhile (reclaim: the write-protected folio, checksummed while
+ * the write is in flight; the pool's writeback: its own buffer), and
+ * before the slot is published to readers.  Every read
+ * from a device is checked before its data is used; a mismatch is never
+ * returned as data: the fault path makes the program's access raise
+ * SIGBUS there (memory.c), as the kernel does for a memory error.
+ *
+ * The compressed pool keeps its own crc32c per object (zswap.c), whatever
+ * --verify says.
+ */
+
+/* Record the checksums of the whole slots in iov, written from slot offset. */
+void swap_csum_record(struct swap_info *si, uint32_t offset,
+		      const struct iovec *iov, int iovcnt);
+/* The same into out[], one per slot, for a caller that records them later. */
+void swap_csum_compute(const struct iovec *iov, int iovcnt, uint32_t *out);
+/*
+ * Check nr slots from offset, read into buf.  0, or -EBADMSG at the first
+ * slot that differs (logged once per device: path, slot, the checksum
+ * recorded and the one found).  0 when checksums are off.
+ */
+int swap_csum_verify(struct swap_info *si, uint32_t offset, const void *buf,
+		     uint32_t nr);
+/* Bytes of si's checksum array (one uint32_t per slot). */
+static inline size_t swap_csum_bytes(const struct swap_info *si)
+{
+	return (size_t)si->nr_slots * sizeof(uint32_t);
+}
+
+/* Messages said once per device (si->logged, shared by the tree). */
+#define SWAP_LOGGED_READ	(1u << 0)	/* a read failed */
+#define SWAP_LOGGED_CSUM	(1u << 1)	/* a slot failed its checksum */
+#define SWAP_LOGGED_POOL	(1u << 2)	/* a pool object did */
+#define SWAP_LOGGED_NOSPACE	(1u << 3)	/* no room on the file system */
+
+/* True the first time bit is asked for on si. */
+static inline bool swap_log_first(struct swap_info *si, unsigned bit)
+{
+	return !(atomic_fetch_or(&si->logged, bit) & bit);
+}
 
 /* --- discard of freed clusters --- */
 

@@ -26,9 +26,13 @@
  * consecutive slots and out in one write; then it asks the list again,
  * which rotates equals (the kernel's per-CPU cluster does the same).  A
  * device with no slot left leaves the lists and comes back when a slot is
- * freed; one whose writes fail leaves them for good.  A large folio needs 2^order contiguous slots on one
- * device; when no device has such a run, it is split: each page gets a
- * slot of its own (thp_swpout_fallback, mthp_*_swpout_fallback).
+ * freed (also one whose file system is full: ENOSPC); one whose writes
+ * fail leaves them for good.  A large folio needs 2^order contiguous
+ * slots on one device; when no device has such a run, it is split: each
+ * page gets a slot of its own (thp_swpout_fallback, mthp_*_swpout_fallback).
+ *
+ * Each device with a file also keeps the crc32c of every slot (swap_io.h),
+ * allocated here beside the owners, in shared memory as they are.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -229,19 +233,34 @@ static void read_cpu_nodes(struct uswap_runtime *rt, const char *root)
 		rt->cpu_node[c] = (int16_t)MAX(sysfs_cpu_node(root, c), 0);
 }
 
-/* Tests: USWAP_INJECT_WRITE_EIO=N makes writes to device N fail. */
-static void inject_faults(struct uswap_runtime *rt)
+/*
+ * The checksum of every slot (swap_io.h), beside the slot map and in
+ * shared memory as it is: after fork, a slot one process wrote may be read
+ * by the other.  None with --verify off, or without a file.
+ */
+static int csum_alloc(struct uswap_runtime *rt, struct swap_info *si)
 {
-	const char *v = getenv("USWAP_INJECT_WRITE_EIO");
-	char *end;
-	long dev;
+	if ((rt->opt.flags & USWAP_OPT_NO_VERIFY) || si->fd < 0)
+		return 0;
+	si->csum = prim_alloc_shared(swap_csum_bytes(si));
+	return si->csum ? 0 : -ENOMEM;
+}
 
-	if (!v || !*v)
-		return;
-	dev = strtol(v, &end, 10);
-	if (*end || dev < 0 || dev >= (long)rt->nr_swap)
-		return;
-	prim_inject_write_eio(rt->swap[dev].fd);
+static void csum_free(struct swap_info *si)
+{
+	prim_free(si->csum, swap_csum_bytes(si));
+	si->csum = NULL;
+}
+
+/* Tests: the faults USWAP_INJECT names for these devices (prim.c). */
+static int inject_faults(struct uswap_runtime *rt)
+{
+	int fds[SWAP_MAX_TYPES];
+	unsigned k;
+
+	for (k = 0; k < rt->nr_swap; k++)
+		fds[k] = rt->swap[k].fd;
+	return prim_inject_init(fds, rt->nr_swap);
 }
 
 int swapon_all(struct uswap_runtime *rt)
@@ -324,13 +343,15 @@ int swapon_all(struct uswap_runtime *rt)
 		si->owner_words = (si->nr_slots + 63) / 64;
 		si->owners = prim_alloc_shared((size_t)TREE_MAX_MEMBERS *
 					       si->owner_words * sizeof(uint64_t));
-		if (!si->owners) {
+		if (!si->owners || csum_alloc(rt, si)) {
 			swapoff_all(rt);
 			return -ENOMEM;
 		}
 	}
-	inject_faults(rt);
-	return 0;
+	err = inject_faults(rt);
+	if (err)
+		swapoff_all(rt);
+	return err;
 }
 
 /*
@@ -350,6 +371,7 @@ static void swap_detach(struct uswap_runtime *rt)
 			prim_munmap(si->discard, si->discard->alloc_len);
 		prim_free((void *)si->owners, (size_t)TREE_MAX_MEMBERS *
 			  si->owner_words * sizeof(uint64_t));
+		prim_free(si->csum, swap_csum_bytes(si));
 		prim_munmap(si->clusters,
 			    (size_t)si->nr_clusters * sizeof(*si->clusters));
 		prim_munmap(si->swap_map, si->nr_slots);
@@ -373,6 +395,7 @@ void swapoff_all(struct uswap_runtime *rt)
 		if (si->owners)
 			prim_free((void *)si->owners, (size_t)TREE_MAX_MEMBERS *
 				  si->owner_words * sizeof(uint64_t));
+		csum_free(si);
 		swap_file_close(si);
 		swap_info_destroy(si);
 	}
@@ -496,6 +519,16 @@ void swap_release_slots(void *arg, swp_entry_t e, uint32_t nr)
  */
 void swap_device_error(struct uswap_runtime *rt, unsigned dev, int err)
 {
+	if (err == -ENOSPC) {
+		/* The file system is full: a full device, until slots free. */
+		if (swap_log_first(&rt->swap[dev], SWAP_LOGGED_NOSPACE))
+			uswap_log("swap device %s: write failed (%s): it counts as "
+				  "full until slots are freed; its folios stay "
+				  "resident or go to the next device",
+				  rt->swap[dev].path, strerror(-err));
+		device_full(rt, dev);
+		return;
+	}
 	if (atomic_exchange(&rt->swap_dev_failed[dev], true))
 		return;
 	uswap_log("swap device %s: write failed (%s): taken out of use; "

@@ -31,6 +31,13 @@
  *   5. ZAPPING -> SWAPPED; threads that faulted meanwhile are woken.
  * A write can only land before step 1's write-protect, or abort the
  * eviction: no write is ever lost.
+ *
+ * A tier that fails (DESIGN.md, invariant 4): a victim that finds no slot,
+ * or whose write fails, keeps its folio resident (putback); a device whose
+ * writes fail leaves the lists for good, one without room (ENOSPC) until
+ * slots are freed; both are counted and logged once.  Step 2 also records
+ * the crc32c of every slot written (swap_io.h), computed while the writes
+ * are in flight, which every read checks.
  */
 #include <errno.h>
 #include <string.h>
@@ -131,8 +138,8 @@ struct reclaimer {
 	struct iovec iov[MAX_BATCH_PAGES];
 	swp_entry_t ents[MAX_BATCH_PAGES];	/* the victims' new slots */
 	struct swap_io *io;		/* io_uring, or plain I/O */
-	struct swap_io_req reqs[MAX_BATCH_PAGES], batch[MAX_BATCH_PAGES];
-	struct swap_io_req *sub[MAX_BATCH_PAGES];
+	struct swap_io_req reqs[MAX_BATCH_PAGES];
+	uint32_t crc[MAX_BATCH_PAGES];	/* the runs' checksums, in reqs order */
 	unsigned req_victims[MAX_BATCH_PAGES][2];	/* first, last victim */
 	unsigned nr_reqs;
 	void *pages[MAX_VICTIMS];	/* move_pages: where victims live */
@@ -405,8 +412,8 @@ static void victim_write_failed(struct reclaimer *rc, struct victim *v,
 		swap_free_slots(rt, v->ents[p], 1);
 	v->ents = NULL;
 	v->written = false;
-	if (err == -ENODEV)
-		return;		/* no device: counted as swap_full */
+	if (err == -ENODEV || err == -ENOSPC)
+		return;		/* no device, no room: counted as swap_full */
 	count_event(rt, USWAP_SWAP_IO_ERROR, 1);
 	uswap_log_once(&rt->logged_io, "swap write failed: %s; folios stay resident",
 		       strerror(-err));
@@ -475,42 +482,67 @@ static void add_run(struct reclaimer *rc, unsigned nv, unsigned *kp,
 }
 
 /*
- * Submit every run at once (io_uring: all in flight together), then fail
- * the victims of the runs that failed.  Writes to a device the tests made
- * fail (prim_write_fails) fail here without being submitted.
+ * While the runs are in flight: the checksum of every page written, in
+ * rc->crc.  The pages cannot change until the victims are zapped (they are
+ * write-protected; a write aborts the eviction, and the slots are dropped
+ * with whatever was computed for them).
  */
-static void submit_runs(struct reclaimer *rc)
+static void checksum_runs(void *arg)
+{
+	struct reclaimer *rc = arg;
+	uint32_t *crc = rc->crc;
+	unsigned i;
+
+	program_memory_read_begin();
+	for (i = 0; i < rc->nr_reqs; i++) {
+		const struct swap_io_req *req = &rc->reqs[i];
+
+		if (req->si->csum)
+			swap_csum_compute(req->iov, req->iovcnt, crc);
+		crc += req->len >> PAGE_SHIFT;
+	}
+	program_memory_read_end();
+}
+
+/*
+ * Submit every run at once (io_uring: all in flight together), checksum
+ * them meanwhile, record the checksums of the runs written, then fail the
+ * victims of the runs that failed.  Returns -ENOSPC when a device had no
+ * room.
+ */
+static int submit_runs(struct reclaimer *rc)
 {
 	struct uswap_runtime *rt = rc->rt;
-	unsigned i, n = 0, k;
+	const bool verify = !(rt->opt.flags & USWAP_OPT_NO_VERIFY);
 	uint64_t t0 = prim_now_us(), us;
+	const uint32_t *crc = rc->crc;
+	int nospace = 0;
+	unsigned i, k;
 
-	for (i = 0; i < rc->nr_reqs; i++) {
-		rc->reqs[i].result = -EIO;
-		if (!prim_write_fails(rc->reqs[i].si->fd))
-			rc->sub[n++] = &rc->reqs[i];
-	}
-	for (i = 0; i < n; i++)
-		rc->batch[i] = *rc->sub[i];
-	swap_io_write_batch(rc->io, rc->batch, n);
-	for (i = 0; i < n; i++)
-		rc->sub[i]->result = rc->batch[i].result;
+	swap_io_write_batch_during(rc->io, rc->reqs, rc->nr_reqs,
+				   verify ? checksum_runs : NULL, rc);
 	us = prim_now_us() - t0;
 	for (i = 0; i < rc->nr_reqs; i++) {
 		struct swap_io_req *req = &rc->reqs[i];
+		const uint32_t nr = (uint32_t)(req->len >> PAGE_SHIFT);
 		unsigned dev = req->si->type;
 
-		swap_count_io(rt, dev, true,
-			      req->result ? 0 : (uint32_t)(req->len >> PAGE_SHIFT),
-			      us);
+		if (!req->result && req->si->csum)
+			memcpy(req->si->csum + req->offset, crc,
+			       nr * sizeof(*crc));
+		crc += nr;
+		swap_count_io(rt, dev, true, req->result ? 0 : nr, us);
 		if (!req->result)
 			continue;
+		if (req->result == -ENOSPC)
+			nospace = -ENOSPC;
 		swap_device_error(rt, dev, req->result);
 		for (k = rc->req_victims[i][0]; k <= rc->req_victims[i][1]; k++)
 			if (rc->victims[k].ents)
 				victim_write_failed(rc, &rc->victims[k],
 						    req->result);
 	}
+	return nospace;
 }
 
 /*
@@ -553,8 +585,8 @@ static int write_victims(struct reclaimer *rc, unsigned nv)
 		}
 		add_run(rc, nv, &k, &p, &niov);
 	}
-	if (rc->nr_reqs)
-		submit_runs(rc);
+	if (rc->nr_reqs && submit_runs(rc) == -ENOSPC)
+		nospace = -ENOSPC;
 	/* Every victim with slots left was stored whole. */
 	for (k = 0; k < nv; k++)
 		if (rc->victims[k].ents)

@@ -92,6 +92,7 @@ struct zswap {
 	unsigned nr_si;
 	struct zs_pool *pool;
 	bool can_writeback;		/* the devices have files */
+	bool logged_cfail;		/* a compressor failure was logged */
 
 	pthread_mutex_t lock;
 	uint32_t *slot_ent[SWAP_MAX_TYPES];	/* per slot: entry index, 0 for none */
@@ -288,7 +289,8 @@ static bool store_unit(struct zswap *zs, struct zswap_ctx *c, const void *src,
 			zc_add(zs, ZC_LIMIT, nr);
 			return false;
 		}
-		n = comp_compress(c->comp, src, len, c->cbuf, len - len / 8);
+		n = prim_inject(INJECT_COMPRESS_FAIL, -1) ? -EIO :	/* tests */
+		    comp_compress(c->comp, src, len, c->cbuf, len - len / 8);
 		if (n == -ENOSPC) {
 			zc_add(zs, ZC_POOR, nr);
 			if (zs->can_writeback) {
@@ -301,6 +303,10 @@ static bool store_unit(struct zswap *zs, struct zswap_ctx *c, const void *src,
 		} else if (n <= 0) {
 			program_memory_read_end();
 			zc_add(zs, ZC_CFAIL, nr);
+			uswap_log_once(&zs->logged_cfail, "the compressor failed (%s): "
+				       "such pages go to the swap device as they are "
+				       "(counted as zswap_reject_compress_fail)",
+				       n < 0 ? strerror((int)-n) : "no output");
 			return false;
 		}
 		clen = (uint32_t)n;

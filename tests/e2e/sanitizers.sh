@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The stress and remap tests built with AddressSanitizer+UBSan and with
 # ThreadSanitizer (build/asan, build/tsan), with and without the compressed
-# pool, and the fork test; any sanitizer report fails.  A child after fork
+# pool, two fault-injection scenarios, and the fork test; any sanitizer
+# report fails.  A child after fork
 # starts threads of its own (its runtime carries on): TSan allows that with
 # die_after_fork=0, but its thread registry then trips over the parent's
 # threads ("dup thread with used id"), so the fork test runs under ASan
@@ -10,7 +11,8 @@ set -u
 cd "$(dirname "$0")/../.."
 for san in asan tsan; do
 	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
-		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork >/dev/null || exit 1
+		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork \
+		build/$san/tests/e2e/inject >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
 	build/$san/tests/e2e/stress --size 64M --max 8M --threads 3 --ops 2000 --expect-swap || { echo "$san: stress failed"; exit 1; }
 	build/$san/tests/e2e/stress --size 64M --max 8M --folio 4K --threads 2 --ops 2000 --expect-swap || { echo "$san: stress 4K failed"; exit 1; }
@@ -21,6 +23,10 @@ for san in asan tsan; do
 		{ echo "$san: stress with zswap and no swap file failed"; exit 1; }
 	build/$san/tests/e2e/remap || { echo "$san: remap failed"; exit 1; }
 	build/$san/tests/e2e/readahead || { echo "$san: readahead failed"; exit 1; }
+	# Reads that fail their checksum (SIGBUS in the program), and a
+	# userfaultfd copy that finds a page mapped already.
+	build/$san/tests/e2e/inject corrupt >/dev/null || { echo "$san: inject corrupt failed"; exit 1; }
+	build/$san/tests/e2e/inject uffd_eexist 16K >/dev/null || { echo "$san: inject uffd_eexist failed"; exit 1; }
 	if [ $san = asan ]; then
 		build/$san/tests/e2e/fork 16K lz4 || { echo "$san: fork failed"; exit 1; }
 	fi

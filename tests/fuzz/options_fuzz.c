@@ -81,14 +81,14 @@ enum opt {
 	O_MAX, O_HIGH, O_FOLIO, O_MIN_REGION, O_SWAP_SIZE, O_SWAP_DIR,
 	O_STATS, O_FAULT_THREADS, O_VERBOSE, O_UFFD, O_SWAP, O_ZSWAP,
 	O_ZSWAP_MAX, O_ZSWAP_ACCEPT, O_ZSWAP_UNIT, O_ZSWAP_THREADS,
-	O_SWAPTAB, O_SWAP_NODE_POLICY, NR_OPTS
+	O_SWAPTAB, O_SWAP_NODE_POLICY, O_VERIFY, NR_OPTS
 };
 
 static const char *const opt_names[NR_OPTS] = {
 	"max", "high", "folio", "min-region", "swap-size", "swap-dir",
 	"stats", "fault-threads", "verbose", "uffd-features-off", "swap",
 	"zswap", "zswap-max", "zswap-accept", "zswap-unit", "zswap-threads",
-	"swaptab", "swap-node-policy",
+	"swaptab", "swap-node-policy", "verify",
 };
 
 static const char *const env_names[NR_OPTS] = {
@@ -97,7 +97,7 @@ static const char *const env_names[NR_OPTS] = {
 	"USWAP_FAULT_THREADS", "USWAP_VERBOSE", "USWAP_UFFD_FEATURES_OFF",
 	"USWAP_SWAP", "USWAP_ZSWAP", "USWAP_ZSWAP_MAX", "USWAP_ZSWAP_ACCEPT",
 	"USWAP_ZSWAP_UNIT", "USWAP_ZSWAP_THREADS", "USWAP_SWAPTAB",
-	"USWAP_SWAP_NODE_POLICY",
+	"USWAP_SWAP_NODE_POLICY", "USWAP_VERIFY",
 };
 
 /* The fields of struct uswap_options, named as their options ("#NAME"). */
@@ -423,6 +423,14 @@ static int ref_set(struct uswap_options *o, int id, const char *value)
 		return ref_set_choice(&o->swap_node_policy, value, "page",
 				      USWAP_SWAP_NODE_PAGE, "cpu",
 				      USWAP_SWAP_NODE_CPU);
+	case O_VERIFY:
+		if (!strcmp(value, "on"))
+			o->flags &= ~USWAP_OPT_NO_VERIFY;
+		else if (!strcmp(value, "off"))
+			o->flags |= USWAP_OPT_NO_VERIFY;
+		else
+			return -EINVAL;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -480,7 +488,7 @@ static void check_valid(const struct uswap_options *o)
 	CHECK(o->zswap_unit <= USWAP_ZSWAP_UNIT_PAGE);
 	CHECK(o->swap_node_policy <= USWAP_SWAP_NODE_CPU);
 	CHECK(!(o->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE |
-			     USWAP_OPT_JOIN_TREE)));
+			     USWAP_OPT_JOIN_TREE | USWAP_OPT_NO_VERIFY)));
 	CHECK(!(o->flags & USWAP_OPT_NO_SWAP_FILE) || !o->swap[0]);
 }
 
