@@ -13,6 +13,7 @@ for args in "--help" "-h" "run --help" "run -h" "run --max 64M --help" "help"; d
 	[ -s "$T/err" ] && fail "uswap $args wrote to stderr"
 	for word in "uswap run [OPTIONS] [--] PROG" --max --high --folio --min-region \
 		--swap-size --swap-dir --stats --fault-threads --verbose \
+		--verify --fallback --zswap --swap-node-policy "uswap stat" "uswap top" \
 		USWAP_MAX TMPDIR LD_PRELOAD 125 126 127 "Examples" \
 		"uswap run --max 2G -- ./prog" \
 		"uswap run --max 64M --folio 4K --stats s.json -- python3 big.py" \
