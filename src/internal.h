@@ -153,6 +153,7 @@ struct tree_member {
 	_Atomic uint64_t charged;	/* pages this process has charged */
 	_Atomic uint64_t start_time;	/* of pid (/proc/PID/stat): pids recycle */
 	_Atomic uint64_t devset;	/* the swap devices it uses (fork shares them) */
+	_Atomic int reaper;		/* pid of the process reaping it, or 0 */
 };
 
 #define MEMCG_MAGIC	0x7573776170747265ull	/* "uswaptre" */

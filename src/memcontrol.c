@@ -465,6 +465,7 @@ void memcg_member_release(struct uswap_runtime *rt, unsigned m)
 		uncharge_member(mc, m, left);
 	atomic_fetch_sub(&mc->nr_live, 1);
 	atomic_store(&mc->member[m].pid, 0);
+	atomic_store(&mc->member[m].reaper, 0);
 	atomic_store(&mc->member[m].state, MEMBER_FREE);
 	memcg_wake_all(mc);
 }
@@ -494,11 +495,6 @@ static bool member_alive(struct memcg *mc, unsigned m, int pid)
 	return found;
 }
 
-/*
- * Reap the members whose process is gone.  Called by idle reclaimers (not
- * on the fault path: it reads /proc with stdio).  A member is reaped once:
- * the reaper moves it LIVE -> REAPING first.
- */
 static bool devset_in_use(struct memcg *mc, uint64_t devset, unsigned skip)
 {
 	unsigned m;
@@ -514,11 +510,35 @@ static bool devset_in_use(struct memcg *mc, uint64_t devset, unsigned skip)
 }
 
 /*
+ * Claim member m for reaping: its reaper field names this process.  A
+ * reaper that died half-way (kill -9 of a process whose reclaimer was
+ * reaping) is taken over: reaping is idempotent.
+ */
+static bool reap_claim(struct memcg *mc, unsigned m, unsigned st)
+{
+	int r = atomic_load(&mc->member[m].reaper);
+
+	if (r && (kill(r, 0) == 0 || errno != ESRCH))
+		return false;		/* being reaped by a live process */
+	if (!atomic_compare_exchange_strong(&mc->member[m].reaper, &r,
+					    (int)getpid()))
+		return false;
+	if (st != MEMBER_REAPING &&
+	    !atomic_compare_exchange_strong(&mc->member[m].state, &st,
+					    MEMBER_REAPING)) {
+		atomic_store(&mc->member[m].reaper, 0);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Reap the members whose process is gone.  Called by idle reclaimers (not
  * on the fault path: it reads /proc with stdio).  A member is reaped once:
- * the reaper moves it to REAPING first.  Its slots can only be freed by a
- * process that uses the same devices; one that does not leaves the member
- * to them, unless none is left (the devices went with the last of them).
+ * the reaper claims it first (reap_claim).  Its slots can only be freed by
+ * a process that uses the same devices; one that does not leaves the
+ * member to them, unless none is left (the devices went with the last of
+ * them).
  */
 void memcg_reap_gone(struct uswap_runtime *rt,
 		     void (*reap)(struct uswap_runtime *, unsigned))
@@ -533,14 +553,14 @@ void memcg_reap_gone(struct uswap_runtime *rt,
 		bool mine = devset == rt->devset;
 
 		if (m == rt->member || !pid ||
-		    (st != MEMBER_LIVE && st != MEMBER_EXECED))
+		    (st != MEMBER_LIVE && st != MEMBER_EXECED &&
+		     st != MEMBER_REAPING))
 			continue;
 		if (st == MEMBER_LIVE && member_alive(mc, m, pid))
 			continue;
 		if (!mine && devset_in_use(mc, devset, m))
 			continue;
-		if (!atomic_compare_exchange_strong(&mc->member[m].state, &st,
-						    MEMBER_REAPING))
+		if (!reap_claim(mc, m, st))
 			continue;
 		if (mine)
 			reap(rt, m);

@@ -212,21 +212,17 @@ int main(int argc, char **argv)
 	       (unsigned long long)v[USWAP_PSWPOUT],
 	       (unsigned long long)v[USWAP_ZSWPOUT],
 	       (unsigned long long)(v[USWAP_RESIDENT_PEAK] >> 20));
+	/* On failure, say which members are left. */
+	for (tries = 0; tries < TREE_MAX_MEMBERS &&
+	     (inuse != named || atomic_load(&rt->memcg->nr_live) != 1); tries++)
+		if (atomic_load(&rt->memcg->member[tries].state) != MEMBER_FREE)
+			fprintf(stderr, "member %d: pid %d state %u charged %llu\n", tries,
+				atomic_load(&rt->memcg->member[tries].pid),
+				atomic_load(&rt->memcg->member[tries].state),
+				(unsigned long long)atomic_load(&rt->memcg->member[tries].charged));
 	if (inuse != named)
 		t_fail("%llu slots in use but the parent names %llu: the children's were not freed",
 		       (unsigned long long)inuse, (unsigned long long)named);
-	for (tries = 0; tries < TREE_MAX_MEMBERS && inuse != named; tries++)
-		if (atomic_load(&rt->memcg->member[tries].state) != MEMBER_FREE)
-			fprintf(stderr, "member %d: pid %d state %u charged %llu\n", tries,
-				atomic_load(&rt->memcg->member[tries].pid),
-				atomic_load(&rt->memcg->member[tries].state),
-				(unsigned long long)atomic_load(&rt->memcg->member[tries].charged));
-	for (tries = 0; tries < TREE_MAX_MEMBERS && atomic_load(&rt->memcg->nr_live) != 1; tries++)
-		if (atomic_load(&rt->memcg->member[tries].state) != MEMBER_FREE)
-			fprintf(stderr, "member %d: pid %d state %u charged %llu\n", tries,
-				atomic_load(&rt->memcg->member[tries].pid),
-				atomic_load(&rt->memcg->member[tries].state),
-				(unsigned long long)atomic_load(&rt->memcg->member[tries].charged));
 	if (atomic_load(&rt->memcg->nr_live) != 1)
 		t_fail("%u members left in the budget", atomic_load(&rt->memcg->nr_live));
 	if (!named)
