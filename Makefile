@@ -7,7 +7,8 @@
 #                   the same with AddressSanitizer / ThreadSanitizer
 #   make CC=clang   build with clang
 #   make fuzz       build the libFuzzer targets (tests/fuzz) into build/fuzz
-#   make bench      run the benchmarks against the kernel's swap (needs root)
+#   make bench      run the benchmarks against the kernel's swap and write
+#                   docs/benchmarks.md (needs root; 35-50 minutes)
 #   make numa-check run the NUMA tests in a qemu virtual machine (needs root)
 #
 # Everything goes to $(B) (build/, build/asan, build/tsan).
@@ -107,7 +108,7 @@ check: deps all
 	@tests/run $(B)
 
 bench: deps all
-	bench/compare
+	bench/suite
 
 # The NUMA test machine (tests/numa-vm/README.md): boots Debian's kernel in
 # qemu with two CPU nodes, a memory-only node and a disk on each CPU node.

@@ -21,6 +21,14 @@
  * MB/s = bytes accessed in timed passes / 1e6 / seconds of the timed window;
  * CPU is getrusage() user and system time of the process (all its threads)
  * and of its children over that same window.
+ *
+ * With --duration the timed passes go on, pass after pass, until the time is
+ * up, and stop where they are (mid-pass); --verify then replays exactly the
+ * accesses that were made.  With --latency every page access is timed (two
+ * vDSO clock reads, some 50 ns against a microsecond or more to fill a page)
+ * into a log-linear histogram (lathist.h): a page that faults shows up as a
+ * slow access, so the percentiles are those of the faults, and --hist writes
+ * the histogram for a CDF.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lathist.h"
 #include "pagedata.h"
 
 #define UM_MAX_PASSES	65535U
@@ -58,6 +67,9 @@ struct um_config {
 	bool verify;
 	bool json;
 	bool hugepage;
+	bool latency;		/* time every page access */
+	double duration;	/* seconds of timed passes; 0: --passes */
+	const char *hist_path;
 };
 
 /* One thread's share of the work, and what it found. */
@@ -74,6 +86,10 @@ struct um_worker {
 	unsigned bad_gen;	/* the generation it should hold */
 	unsigned bad_byte;	/* offset of its first wrong byte */
 	int err;		/* 0 or -errno from verification setup */
+	uint64_t deadline_ns;	/* --duration: when the timed passes stop */
+	unsigned last_pass;	/* the last pass that ran, maybe in part */
+	uint64_t last_count;	/* accesses made in that pass */
+	struct lathist hist;	/* --latency */
 	pthread_barrier_t *filled, *go, *done;
 };
 
@@ -86,9 +102,11 @@ struct um_result {
 	unsigned bad_gen, bad_byte;	/* as in struct um_worker */
 	int err;
 	bool verified;
+	struct lathist hist;		/* --latency: all its threads */
 };
 
-static volatile uint64_t global_sink;
+/* Read sums end here (atomically), so that the reads are not optimised away. */
+static uint64_t global_sink;
 
 /* Is pass `pass` (1-based) timed?  With --read the first pass is the fill. */
 static bool pass_timed(const struct um_config *cfg, unsigned pass)
@@ -135,17 +153,51 @@ static uint64_t pass_seed(const struct um_worker *w, unsigned pass)
 	return rng_seed(0x75736d656dULL + w->seed_id, pass);
 }
 
-static void run_pass(struct um_worker *w, unsigned pass)
+/* Page k of the pass's order: in order, or the pass's k-th random draw. */
+static uint64_t pass_page(struct um_worker *w, uint64_t *s, bool rand,
+			  uint64_t k)
 {
-	if (pass_random(w->cfg, pass)) {
-		uint64_t s = pass_seed(w, pass);
+	return rand ? rng_below(s, w->npages) : k;
+}
 
-		for (uint64_t k = 0; k < w->npages; k++)
-			page_access(w, rng_below(&s, w->npages), pass);
-	} else {
-		for (uint64_t i = 0; i < w->npages; i++)
-			page_access(w, i, pass);
+/* Is the --duration deadline past?  Read the clock every 16 accesses. */
+static bool time_up(const struct um_worker *w, uint64_t k, uint64_t now)
+{
+	if (!w->deadline_ns)
+		return false;
+	if (!now) {
+		if (k % 16)
+			return false;
+		now = lh_now_ns();
 	}
+	return now >= w->deadline_ns;
+}
+
+/*
+ * Run one pass; a timed pass stops early once the deadline is past.
+ * Returns the accesses it made.
+ */
+static uint64_t run_pass(struct um_worker *w, unsigned pass, bool timed)
+{
+	const bool rand = pass_random(w->cfg, pass);
+	const bool lat = timed && w->cfg->latency;
+	uint64_t s = pass_seed(w, pass);
+	uint64_t k;
+
+	for (k = 0; k < w->npages; k++) {
+		uint64_t i = pass_page(w, &s, rand, k), t0 = 0, t1 = 0;
+
+		if (lat)
+			t0 = lh_now_ns();
+		page_access(w, i, pass);
+		if (lat) {
+			t1 = lh_now_ns();
+			lh_add(&w->hist, t1 - t0);
+		}
+		if (timed && time_up(w, k + 1, t1))
+			return k + 1;
+	}
+	return k;
 }
 
 /*
@@ -161,17 +213,21 @@ static int expected_gens(struct um_worker *w, uint16_t **gens)
 	uint16_t *g;
 
 	*gens = NULL;
-	if (cfg->order == ORDER_SEQ || cfg->op == OP_READ)
+	if (cfg->op == OP_READ ||
+	    (cfg->order == ORDER_SEQ && w->last_count == w->npages))
 		return 0;
 	g = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (g == MAP_FAILED)
 		return -errno;
-	for (unsigned pass = 1; pass <= cfg->passes; pass++) {
+	for (unsigned pass = 1; pass <= w->last_pass; pass++) {
+		const bool rand = pass_random(cfg, pass);
+		const uint64_t n = pass == w->last_pass ? w->last_count :
+				   w->npages;
 		uint64_t s = pass_seed(w, pass);
 
-		for (uint64_t k = 0; k < w->npages; k++)
-			g[rng_below(&s, w->npages)] = (uint16_t)pass;
+		for (uint64_t k = 0; k < n; k++)
+			g[pass_page(w, &s, rand, k)] = (uint16_t)pass;
 	}
 	*gens = g;
 	return 0;
@@ -181,7 +237,7 @@ static int expected_gens(struct um_worker *w, uint16_t **gens)
 static void verify_slice(struct um_worker *w)
 {
 	const struct um_config *cfg = w->cfg;
-	const unsigned last = cfg->op == OP_READ ? 1 : cfg->passes;
+	const unsigned last = cfg->op == OP_READ ? 1 : w->last_pass;
 	uint64_t want[UM_WORDS];
 	uint16_t *gens;
 	int ret;
@@ -222,18 +278,23 @@ static void *worker_main(void *arg)
 	const struct um_config *cfg = w->cfg;
 	unsigned pass = 1;
 
-	for (; pass <= cfg->passes && !pass_timed(cfg, pass); pass++)
-		run_pass(w, pass);
+	for (; pass <= cfg->passes && !pass_timed(cfg, pass); pass++) {
+		w->last_pass = pass;
+		w->last_count = run_pass(w, pass, false);
+	}
 	pthread_barrier_wait(w->filled);
 	pthread_barrier_wait(w->go);
 	for (; pass <= cfg->passes; pass++) {
-		run_pass(w, pass);
-		w->accesses += w->npages;
+		w->last_pass = pass;
+		w->last_count = run_pass(w, pass, true);
+		w->accesses += w->last_count;
+		if (w->last_count < w->npages || time_up(w, 0, 0))
+			break;
 	}
 	pthread_barrier_wait(w->done);
 	if (cfg->verify)
 		verify_slice(w);
-	global_sink += w->sink;
+	__atomic_fetch_add(&global_sink, w->sink, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -336,6 +397,12 @@ static int run_process(const struct um_config *cfg, unsigned proc,
 	}
 	cpu_now(&u0, &s0);
 	t0 = now_secs();
+	if (cfg->duration > 0) {
+		const uint64_t end = lh_now_ns() + (uint64_t)(cfg->duration * 1e9);
+
+		for (unsigned t = 0; t < cfg->threads; t++)
+			w[t].deadline_ns = end;
+	}
 	pthread_barrier_wait(&go);
 	pthread_barrier_wait(&done);
 	t1 = now_secs();
@@ -348,6 +415,7 @@ static int run_process(const struct um_config *cfg, unsigned proc,
 	for (unsigned t = 0; t < cfg->threads; t++) {
 		pthread_join(w[t].tid, NULL);
 		res->accesses += w[t].accesses;
+		lh_merge(&res->hist, &w[t].hist);
 		if (w[t].err && !res->err)
 			res->err = w[t].err;
 		if (w[t].bad_page >= 0 &&
@@ -450,6 +518,7 @@ static int run_forked(const struct um_config *cfg, struct um_result *total)
 	}
 	for (unsigned i = 0; i < started; i++) {
 		total->accesses += res[i].accesses;
+		lh_merge(&total->hist, &res[i].hist);
 		total->cpu_user += res[i].cpu_user;
 		total->cpu_sys += res[i].cpu_sys;
 		if (res[i].err && !total->err)
@@ -499,6 +568,11 @@ static void usage(FILE *f)
 "                  zero\n"
 "  --verify        after the timed passes, check every page against what\n"
 "                  was last written to it (not timed)\n"
+"  --duration SECS timed passes go on until SECS seconds have passed, and\n"
+"                  stop there, mid-pass (instead of --passes)\n"
+"  --latency       time every page access of the timed passes; adds\n"
+"                  mean_us p50_us p90_us p99_us p999_us max_us to the line\n"
+"  --hist FILE     with --latency, write the latency histogram to FILE\n"
 "  --hugepage      madvise(MADV_HUGEPAGE) the mapping\n"
 "  --json          print the result as a JSON object\n"
 "Prints one line: usemem mode=... secs=... mbps=... cpu_user=... cpu_sys=...\n"
@@ -575,7 +649,7 @@ static void __attribute__((noreturn)) bad_arg(const char *opt, const char *val,
 enum {
 	OPT_SIZE = 256, OPT_THREADS, OPT_PROCS, OPT_PASSES, OPT_DATA,
 	OPT_SEQ, OPT_RAND, OPT_WRITE, OPT_READ, OPT_RW, OPT_VERIFY, OPT_JSON,
-	OPT_HUGEPAGE, OPT_HELP,
+	OPT_HUGEPAGE, OPT_DURATION, OPT_LATENCY, OPT_HIST, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -592,6 +666,9 @@ static const struct option long_opts[] = {
 	{ "verify", no_argument, NULL, OPT_VERIFY },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "hugepage", no_argument, NULL, OPT_HUGEPAGE },
+	{ "duration", required_argument, NULL, OPT_DURATION },
+	{ "latency", no_argument, NULL, OPT_LATENCY },
+	{ "hist", required_argument, NULL, OPT_HIST },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -600,6 +677,7 @@ static void parse_args(int argc, char **argv, struct um_config *cfg)
 {
 	const char *size_arg = "256M";
 	bool passes_set = false;
+	char *end;
 	unsigned v;
 	int c;
 
@@ -663,6 +741,19 @@ static void parse_args(int argc, char **argv, struct um_config *cfg)
 		case OPT_HUGEPAGE:
 			cfg->hugepage = true;
 			break;
+		case OPT_DURATION:
+			cfg->duration = strtod(optarg, &end);
+			if (end == optarg || *end || !(cfg->duration >= 0.001 &&
+						       cfg->duration <= 86400))
+				bad_arg("--duration", optarg,
+					"seconds, 0.001 to 86400");
+			break;
+		case OPT_LATENCY:
+			cfg->latency = true;
+			break;
+		case OPT_HIST:
+			cfg->hist_path = optarg;
+			break;
 		case OPT_HELP:
 		case 'h':
 			usage(stdout);
@@ -674,7 +765,14 @@ static void parse_args(int argc, char **argv, struct um_config *cfg)
 	}
 	if (optind < argc)
 		bad_arg("argument", argv[optind], "options only (see --help)");
-	if (cfg->op != OP_WRITE && !passes_set)
+	if (cfg->duration > 0 && passes_set)
+		bad_arg("--passes", "with --duration",
+			"one or the other, not both");
+	if (cfg->hist_path && !cfg->latency)
+		bad_arg("--hist", cfg->hist_path, "--latency as well");
+	if (cfg->duration > 0)
+		cfg->passes = UM_MAX_PASSES;
+	else if (cfg->op != OP_WRITE && !passes_set)
 		cfg->passes = 2;
 	if (cfg->op == OP_READ && cfg->passes < 2)
 		bad_arg("--passes", "1",
@@ -684,10 +782,43 @@ static void parse_args(int argc, char **argv, struct um_config *cfg)
 			"at least one 4 KiB page per thread and process");
 }
 
+/* The figures common to both formats of report(), in their order. */
+#define UM_FIGURES(cfg, res, mode, bytes, secs, passes, timed)		\
+	mode, data_names[(cfg)->data], (unsigned long long)(cfg)->size,	\
+	(cfg)->threads, (cfg)->procs, passes, timed,			\
+	(unsigned long long)(bytes), (unsigned long long)(res)->accesses, \
+	(res)->secs, (double)(bytes) / 1e6 / (secs),			\
+	(double)(res)->accesses / (secs), (res)->cpu_user, (res)->cpu_sys, \
+	(res)->verified ? 1 : 0
+
+#define UM_LATENCY(h)							\
+	lh_mean_us(h), lh_quantile_us(h, 0.50), lh_quantile_us(h, 0.90), \
+	lh_quantile_us(h, 0.99), lh_quantile_us(h, 0.999),		\
+	(double)(h)->max_ns / 1000.0
+
+/*
+ * The passes that were timed: with --duration, as many as were begun (the
+ * last maybe in part), which the accesses tell.
+ */
+static unsigned timed_passes(const struct um_config *cfg,
+			     const struct um_result *res)
+{
+	const uint64_t pages = cfg->size / cfg->procs / UM_PAGE;
+	const uint64_t per_pass = pages * cfg->procs;
+
+	if (cfg->duration > 0)
+		return (unsigned)((res->accesses + per_pass - 1) / per_pass);
+	return cfg->op == OP_READ ? cfg->passes - 1 : cfg->passes;
+}
+
 static void report(const struct um_config *cfg, const struct um_result *res)
 {
 	const uint64_t bytes = res->accesses * UM_PAGE;
 	const double secs = res->secs > 0 ? res->secs : 1e-9;
+	const unsigned timed = timed_passes(cfg, res);
+	const unsigned passes = cfg->duration > 0 ?
+		timed + (cfg->op == OP_READ) : cfg->passes;
+	const struct lathist *h = &res->hist;
 	char mode[16];
 
 	snprintf(mode, sizeof(mode), "%s-%s", order_names[cfg->order],
@@ -697,28 +828,25 @@ static void report(const struct um_config *cfg, const struct um_result *res)
 		       "\"threads\":%u,\"procs\":%u,\"passes\":%u,"
 		       "\"timed_passes\":%u,\"bytes\":%llu,\"accesses\":%llu,"
 		       "\"secs\":%.3f,\"mbps\":%.1f,\"aps\":%.0f,"
-		       "\"cpu_user\":%.3f,\"cpu_sys\":%.3f,\"verified\":%d}\n",
-		       mode, data_names[cfg->data],
-		       (unsigned long long)cfg->size, cfg->threads, cfg->procs,
-		       cfg->passes, cfg->op == OP_READ ? cfg->passes - 1 :
-		       cfg->passes, (unsigned long long)bytes,
-		       (unsigned long long)res->accesses, res->secs,
-		       (double)bytes / 1e6 / secs,
-		       (double)res->accesses / secs, res->cpu_user,
-		       res->cpu_sys, res->verified ? 1 : 0);
+		       "\"cpu_user\":%.3f,\"cpu_sys\":%.3f,\"verified\":%d",
+		       UM_FIGURES(cfg, res, mode, bytes, secs, passes, timed));
+		if (cfg->latency)
+			printf(",\"mean_us\":%.3f,\"p50_us\":%.3f,"
+			       "\"p90_us\":%.3f,\"p99_us\":%.3f,"
+			       "\"p999_us\":%.3f,\"max_us\":%.1f",
+			       UM_LATENCY(h));
+		printf("}\n");
 	} else {
 		printf("usemem mode=%s data=%s size=%llu threads=%u procs=%u "
 		       "passes=%u timed_passes=%u bytes=%llu accesses=%llu "
 		       "secs=%.3f mbps=%.1f aps=%.0f cpu_user=%.3f "
-		       "cpu_sys=%.3f verified=%d\n",
-		       mode, data_names[cfg->data],
-		       (unsigned long long)cfg->size, cfg->threads, cfg->procs,
-		       cfg->passes, cfg->op == OP_READ ? cfg->passes - 1 :
-		       cfg->passes, (unsigned long long)bytes,
-		       (unsigned long long)res->accesses, res->secs,
-		       (double)bytes / 1e6 / secs,
-		       (double)res->accesses / secs, res->cpu_user,
-		       res->cpu_sys, res->verified ? 1 : 0);
+		       "cpu_sys=%.3f verified=%d",
+		       UM_FIGURES(cfg, res, mode, bytes, secs, passes, timed));
+		if (cfg->latency)
+			printf(" mean_us=%.3f p50_us=%.3f p90_us=%.3f "
+			       "p99_us=%.3f p999_us=%.3f max_us=%.1f",
+			       UM_LATENCY(h));
+		printf("\n");
 	}
 	fflush(stdout);
 }
@@ -755,6 +883,9 @@ int main(int argc, char **argv)
 			res.bad_gen, kind_names[kind], res.bad_byte);
 		return 1;
 	}
+	if (cfg.hist_path && lh_write(&res.hist, cfg.hist_path))
+		fprintf(stderr, "usemem: cannot write %s: %s\n",
+			cfg.hist_path, strerror(errno));
 	report(&cfg, &res);
 	return 0;
 }
