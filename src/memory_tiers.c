@@ -187,24 +187,6 @@ mkpath(char *buf, const char *fmt, ...)
 	return n >= 0 && n < PATH_MAX;
 }
 
-/* A small file into buf, NUL-terminated, trailing blanks cut: 0 or -errno. */
-static int text_read(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = swapdev_read_all(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return (int)n;
-	while (n > 0 && is_blank(buf[n - 1]))
-		n--;
-	buf[n] = 0;
-	return 0;
-}
-
 /*
  * A node list file into *mask.  *found is false (and 0 returned) when the
  * file cannot be read; a malformed one is an error, with the message.
@@ -218,7 +200,7 @@ static int mask_read(const char *path, uint64_t *mask, bool *found,
 	int ret;
 
 	*found = false;
-	if (text_read(path, buf, sizeof(buf)))
+	if (sysfs_read_text(path, buf, sizeof(buf)))
 		return 0;
 	while (is_blank(*s))
 		s++;
@@ -241,7 +223,7 @@ static uint64_t meminfo_total(const char *path, bool *found)
 	unsigned long long kb = 0;
 
 	*found = false;
-	if (text_read(path, buf, sizeof(buf)))
+	if (sysfs_read_text(path, buf, sizeof(buf)))
 		return 0;
 	s = strstr(buf, "MemTotal:");
 	if (!s)
@@ -272,7 +254,7 @@ static int distance_read(const char *path, struct mem_topology *t,
 
 	for_each_node_in(other, t->nodes)
 		row[other] = other == node ? MEM_LOCAL_DISTANCE : MEM_REMOTE_DISTANCE;
-	if (text_read(path, buf, sizeof(buf)))
+	if (sysfs_read_text(path, buf, sizeof(buf)))
 		return 0;
 	end = buf + strlen(buf);
 	for_each_node_in(other, t->nodes) {
@@ -321,7 +303,7 @@ static int nodes_read(const char *root, struct mem_topology *t, char *err,
 			!found || nd->mem_total;
 		nd->has_cpus = !!(cpus & node_bit(n));
 		if (!have_cpus && mkpath(path, "%s/devices/system/node/node%u/cpulist",
-					 root, n) && !text_read(path, buf, sizeof(buf)))
+					 root, n) && !sysfs_read_text(path, buf, sizeof(buf)))
 			nd->has_cpus = buf[strspn(buf, " \t\r\n")] != 0;
 		if (!mkpath(path, "%s/devices/system/node/node%u/distance", root, n))
 			return -ENAMETOOLONG;

@@ -179,6 +179,12 @@ static inline int swapdev_parse_int(const char *s, size_t len, long lo,
 }
 
 /* Read the whole of a small file into buf (len bytes): bytes read or -errno. */
+/*
+ * topology.c: a small sysfs file into buf (len bytes), NUL-terminated,
+ * trailing blanks and newlines cut.  0 or -errno.
+ */
+int sysfs_read_text(const char *path, char *buf, size_t len);
+
 static inline ssize_t swapdev_read_all(int fd, char *buf, size_t len)
 {
 	size_t done = 0;

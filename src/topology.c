@@ -50,7 +50,7 @@ const char *sysfs_root(void)
  * Read a small sysfs file into buf, NUL-terminated, trailing whitespace
  * dropped.  0 or -errno.
  */
-static int sysfs_read(const char *path, char *buf, size_t len)
+int sysfs_read_text(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
@@ -73,7 +73,7 @@ static int sysfs_node_value(const char *path)
 	char buf[32];
 	int v;
 
-	if (sysfs_read(path, buf, sizeof(buf)))
+	if (sysfs_read_text(path, buf, sizeof(buf)))
 		return -1;
 	if (swapdev_parse_int(buf, strlen(buf), -1, SWAP_MAX_NODES - 1, &v))
 		return -1;
@@ -117,7 +117,7 @@ static unsigned range_file_count(const char *path)
 	const char *p = buf;
 	unsigned lo, hi, count = 0;
 
-	if (sysfs_read(path, buf, sizeof(buf)))
+	if (sysfs_read_text(path, buf, sizeof(buf)))
 		return 0;
 	while (range_next(&p, &lo, &hi))
 		count = MAX(count, hi >= SWAP_MAX_NODES ? SWAP_MAX_NODES : hi + 1);
@@ -130,7 +130,7 @@ static bool range_file_has(const char *path, unsigned id)
 	const char *p = buf;
 	unsigned lo, hi;
 
-	if (sysfs_read(path, buf, sizeof(buf)))
+	if (sysfs_read_text(path, buf, sizeof(buf)))
 		return false;
 	while (range_next(&p, &lo, &hi)) {
 		if (id >= lo && id <= hi)
