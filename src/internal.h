@@ -314,6 +314,9 @@ static inline bool prim_inject(enum inject_fault f, int fd)
 }
 
 /* log.c */
+/* An error message into err (errlen bytes, may be NULL or 0). */
+void err_msg(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 void uswap_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void uswap_log_once(bool *done, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -45,3 +45,15 @@ void uswap_log_once(bool *done, const char *fmt, ...)
 	vlog(fmt, ap);
 	va_end(ap);
 }
+
+/* An error message into err (errlen bytes, may be NULL or 0). */
+void err_msg(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}

@@ -76,18 +76,6 @@ static unsigned node_next(uint64_t mask, unsigned n)
 	for ((n) = node_next((mask), 0); (n) < MEM_MAX_NODES;		\
 	     (n) = node_next((mask), (n) + 1))
 
-static void __attribute__((format(printf, 3, 4)))
-set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static bool is_blank(char c)
 {
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
@@ -174,19 +162,6 @@ static void node_set_tier(struct mem_node *nd, int tier)
 	nd->adistance = tier == MEMTIER_NONE ? -1 : tier << MEMTIER_CHUNK_BITS;
 }
 
-/* snprintf into a PATH_MAX buffer; false when the path does not fit. */
-static bool __attribute__((format(printf, 2, 3)))
-mkpath(char *buf, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, PATH_MAX, fmt, ap);
-	va_end(ap);
-	return n >= 0 && n < PATH_MAX;
-}
-
 /*
  * A node list file into *mask.  *found is false (and 0 returned) when the
  * file cannot be read; a malformed one is an error, with the message.
@@ -206,10 +181,10 @@ static int mask_read(const char *path, uint64_t *mask, bool *found,
 		s++;
 	ret = mask_parse(s, mask, &bad);
 	if (ret == -ERANGE)
-		set_err(err, errlen, "%s: node %lu: at most %d nodes are supported",
+		err_msg(err, errlen, "%s: node %lu: at most %d nodes are supported",
 			path, bad, MEM_MAX_NODES);
 	else if (ret)
-		set_err(err, errlen, "%s: expected a node list such as 0-3,5, found \"%.40s\"",
+		err_msg(err, errlen, "%s: expected a node list such as 0-3,5, found \"%.40s\"",
 			path, s);
 	*found = !ret;
 	return ret;
@@ -270,7 +245,7 @@ static int distance_read(const char *path, struct mem_topology *t,
 	if (s == end)
 		return 0;
 bad:
-	set_err(err, errlen, "%s: expected %u distances of 1..65535 (one per online node), found \"%.60s\"",
+	err_msg(err, errlen, "%s: expected %u distances of 1..65535 (one per online node), found \"%.60s\"",
 		path, want, buf);
 	return -EINVAL;
 }
@@ -285,10 +260,10 @@ static int nodes_read(const char *root, struct mem_topology *t, char *err,
 	unsigned n;
 	int ret;
 
-	if (!mkpath(path, "%s/devices/system/node/has_cpu", root))
+	if (!sysfs_mkpath(path, "%s/devices/system/node/has_cpu", root))
 		return -ENAMETOOLONG;
 	ret = mask_read(path, &cpus, &have_cpus, err, errlen);
-	if (ret || !mkpath(path, "%s/devices/system/node/has_memory", root))
+	if (ret || !sysfs_mkpath(path, "%s/devices/system/node/has_memory", root))
 		return ret ? ret : -ENAMETOOLONG;
 	ret = mask_read(path, &mem, &have_mem, err, errlen);
 	if (ret)
@@ -296,16 +271,16 @@ static int nodes_read(const char *root, struct mem_topology *t, char *err,
 	for_each_node_in(n, t->nodes) {
 		struct mem_node *nd = &t->node[n];
 
-		if (!mkpath(path, "%s/devices/system/node/node%u/meminfo", root, n))
+		if (!sysfs_mkpath(path, "%s/devices/system/node/node%u/meminfo", root, n))
 			return -ENAMETOOLONG;
 		nd->mem_total = meminfo_total(path, &found);
 		nd->has_memory = have_mem ? !!(mem & node_bit(n)) :
 			!found || nd->mem_total;
 		nd->has_cpus = !!(cpus & node_bit(n));
-		if (!have_cpus && mkpath(path, "%s/devices/system/node/node%u/cpulist",
+		if (!have_cpus && sysfs_mkpath(path, "%s/devices/system/node/node%u/cpulist",
 					 root, n) && !sysfs_read_text(path, buf, sizeof(buf)))
 			nd->has_cpus = buf[strspn(buf, " \t\r\n")] != 0;
-		if (!mkpath(path, "%s/devices/system/node/node%u/distance", root, n))
+		if (!sysfs_mkpath(path, "%s/devices/system/node/node%u/distance", root, n))
 			return -ENAMETOOLONG;
 		ret = distance_read(path, t, n, err, errlen);
 		if (ret)
@@ -336,18 +311,18 @@ static int tier_read(const char *dir, const char *name, struct mem_topology *t,
 	bool found;
 	unsigned n;
 
-	if (tier < 0 || !mkpath(path, "%s/%s/nodelist", dir, name))
+	if (tier < 0 || !sysfs_mkpath(path, "%s/%s/nodelist", dir, name))
 		return 0;
 	ret = mask_read(path, &mask, &found, err, errlen);
 	if (ret)
 		return ret;
 	for_each_node_in(n, mask) {
 		if (!(t->nodes & node_bit(n))) {
-			set_err(err, errlen, "%s: node %u is not online", path, n);
+			err_msg(err, errlen, "%s: node %u is not online", path, n);
 			return -EINVAL;
 		}
 		if (t->node[n].tier != MEMTIER_NONE) {
-			set_err(err, errlen, "%s: node %u is also in memory_tier%d",
+			err_msg(err, errlen, "%s: node %u is also in memory_tier%d",
 				path, n, t->node[n].tier);
 			return -EINVAL;
 		}
@@ -367,7 +342,7 @@ static int tiers_read(const char *root, struct mem_topology *t, char *err,
 	int fd, ret = 0, tiers = 0;
 	ssize_t n, off;
 
-	if (!mkpath(dir, "%s/devices/virtual/memory_tiering", root))
+	if (!sysfs_mkpath(dir, "%s/devices/virtual/memory_tiering", root))
 		return -ENAMETOOLONG;
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -407,10 +382,10 @@ int mem_topology_read(const char *root, struct mem_topology *t, char *err,
 	memset(t, 0, sizeof(*t));
 	for (n = 0; n < MEM_MAX_NODES; n++)
 		node_set_tier(&t->node[n], MEMTIER_NONE);
-	if (!mkpath(path, "%s/devices/system/node/online", root))
+	if (!sysfs_mkpath(path, "%s/devices/system/node/online", root))
 		goto err_path;
 	ret = mask_read(path, &t->nodes, &found, err, errlen);
-	if (!ret && !found && mkpath(path, "%s/devices/system/node/possible", root))
+	if (!ret && !found && sysfs_mkpath(path, "%s/devices/system/node/possible", root))
 		ret = mask_read(path, &t->nodes, &found, err, errlen);
 	if (ret)
 		return ret;
@@ -419,7 +394,7 @@ int mem_topology_read(const char *root, struct mem_topology *t, char *err,
 		return 0;
 	}
 	if (!t->nodes) {
-		set_err(err, errlen, "%s: no node is online", path);
+		err_msg(err, errlen, "%s: no node is online", path);
 		return -EINVAL;
 	}
 	ret = nodes_read(root, t, err, errlen);
@@ -437,7 +412,7 @@ int mem_topology_read(const char *root, struct mem_topology *t, char *err,
 		mem_tiers_derive(t);
 	return 0;
 err_path:
-	set_err(err, errlen, "%.200s...: sysfs root path too long", root);
+	err_msg(err, errlen, "%.200s...: sysfs root path too long", root);
 	return -EINVAL;
 }
 

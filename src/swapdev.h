@@ -184,6 +184,9 @@ static inline int swapdev_parse_int(const char *s, size_t len, long lo,
  * trailing blanks and newlines cut.  0 or -errno.
  */
 int sysfs_read_text(const char *path, char *buf, size_t len);
+/* snprintf into a PATH_MAX buffer; false when the path does not fit. */
+bool sysfs_mkpath(char *buf, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 static inline ssize_t swapdev_read_all(int fd, char *buf, size_t len)
 {

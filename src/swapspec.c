@@ -34,18 +34,6 @@
 #define MSG_LEN		512
 #define SHOW_MAX	64	/* bytes of user input quoted in a message */
 
-static void __attribute__((format(printf, 3, 4)))
-put_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /*
  * User input as it may appear in a message: printable ASCII as is, other
  * bytes as \xNN, '"' and '\' escaped, cut at max bytes with "...".
@@ -109,10 +97,10 @@ static int spec_int(const char *name, const char *v, size_t len, long lo,
 	int ret = swapdev_parse_int(v, len, lo, hi, out);
 
 	if (ret == -EINVAL)
-		put_err(msg, MSG_LEN, "%s \"%s\" is not a number (expected %ld..%ld)",
+		err_msg(msg, MSG_LEN, "%s \"%s\" is not a number (expected %ld..%ld)",
 			name, show(v, len, SHOW_MAX, buf, sizeof(buf)), lo, hi);
 	else if (ret)
-		put_err(msg, MSG_LEN, "%s %s is out of range (expected %ld..%ld)",
+		err_msg(msg, MSG_LEN, "%s %s is out of range (expected %ld..%ld)",
 			name, show(v, len, SHOW_MAX, buf, sizeof(buf)), lo, hi);
 	return ret ? -EINVAL : 0;
 }
@@ -130,17 +118,17 @@ static int spec_size(const char *v, size_t len, uint64_t *out, char *msg)
 	}
 	show(v, len, SHOW_MAX, buf, sizeof(buf));
 	if (ret == -ERANGE || (!ret && size > SWAP_SPEC_MAX_SIZE)) {
-		put_err(msg, MSG_LEN, "size %s is too large (expected at most 1T per device)",
+		err_msg(msg, MSG_LEN, "size %s is too large (expected at most 1T per device)",
 			buf);
 		return -EINVAL;
 	}
 	if (ret) {
-		put_err(msg, MSG_LEN, "size \"%s\" is not a size (expected a number with an optional K, M, G or T suffix)",
+		err_msg(msg, MSG_LEN, "size \"%s\" is not a size (expected a number with an optional K, M, G or T suffix)",
 			buf);
 		return -EINVAL;
 	}
 	if (size < SWAP_SPEC_MIN_SIZE) {
-		put_err(msg, MSG_LEN, "size %s is too small (expected at least 2M)",
+		err_msg(msg, MSG_LEN, "size %s is too small (expected at least 2M)",
 			buf);
 		return -EINVAL;
 	}
@@ -183,7 +171,7 @@ static int spec_option(struct swap_spec *sp, const char *s, size_t len,
 	unsigned f;
 
 	if (!len) {
-		put_err(msg, MSG_LEN, "empty field after \",\" (expected " SPEC_FIELDS ")");
+		err_msg(msg, MSG_LEN, "empty field after \",\" (expected " SPEC_FIELDS ")");
 		return -EINVAL;
 	}
 	for (f = 0; f < NR_FIELDS; f++) {
@@ -191,23 +179,23 @@ static int spec_option(struct swap_spec *sp, const char *s, size_t len,
 			break;
 	}
 	if (f == NR_FIELDS) {
-		put_err(msg, MSG_LEN, "unknown field \"%s\" (expected " SPEC_FIELDS ")",
+		err_msg(msg, MSG_LEN, "unknown field \"%s\" (expected " SPEC_FIELDS ")",
 			show(s, nlen, SHOW_MAX, buf, sizeof(buf)));
 		return -EINVAL;
 	}
 	if (*seen & (1u << f)) {
-		put_err(msg, MSG_LEN, "%s is given twice (expected each field at most once)",
+		err_msg(msg, MSG_LEN, "%s is given twice (expected each field at most once)",
 			spec_fields[f].name);
 		return -EINVAL;
 	}
 	*seen |= 1u << f;
 	if (spec_fields[f].value && !eq) {
-		put_err(msg, MSG_LEN, "%s needs a value (expected %s)",
+		err_msg(msg, MSG_LEN, "%s needs a value (expected %s)",
 			spec_fields[f].name, spec_fields[f].expect);
 		return -EINVAL;
 	}
 	if (!spec_fields[f].value && eq) {
-		put_err(msg, MSG_LEN, "%s takes no value (expected \"%s\" alone, not \"%s\")",
+		err_msg(msg, MSG_LEN, "%s takes no value (expected \"%s\" alone, not \"%s\")",
 			spec_fields[f].name, spec_fields[f].name,
 			show(s, len, SHOW_MAX, buf, sizeof(buf)));
 		return -EINVAL;
@@ -234,13 +222,13 @@ static int spec_path_check(const char *s, size_t len, char *msg)
 
 	for (i = 0; i < len; i++) {
 		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) {
-			put_err(msg, MSG_LEN, "path \"%s\" contains a control character (expected a file or block device name)",
+			err_msg(msg, MSG_LEN, "path \"%s\" contains a control character (expected a file or block device name)",
 				show(s, len, SHOW_MAX, buf, sizeof(buf)));
 			return -EINVAL;
 		}
 	}
 	if (is_blank(s[0]) || is_blank(s[len - 1])) {
-		put_err(msg, MSG_LEN, "path \"%s\" begins or ends with a space (expected no spaces around fields)",
+		err_msg(msg, MSG_LEN, "path \"%s\" begins or ends with a space (expected no spaces around fields)",
 			show(s, len, SHOW_MAX, buf, sizeof(buf)));
 		return -EINVAL;
 	}
@@ -258,11 +246,11 @@ static int spec_parse(const char *s, size_t len, struct swap_spec *out,
 	int ret;
 
 	if (!plen) {
-		put_err(msg, MSG_LEN, "empty path (expected " SPEC_SYNTAX ")");
+		err_msg(msg, MSG_LEN, "empty path (expected " SPEC_SYNTAX ")");
 		return -EINVAL;
 	}
 	if (plen >= sizeof(sp.path)) {
-		put_err(msg, MSG_LEN, "path is too long (%zu bytes, at most %zu)",
+		err_msg(msg, MSG_LEN, "path is too long (%zu bytes, at most %zu)",
 			plen, sizeof(sp.path) - 1);
 		return -ENAMETOOLONG;
 	}
@@ -293,7 +281,7 @@ int swap_spec_parse(const char *s, struct swap_spec *out, char *err,
 		return -EINVAL;
 	ret = spec_parse(s, strlen(s), out, msg);
 	if (ret)
-		put_err(err, errlen, "--swap \"%s\": %s",
+		err_msg(err, errlen, "--swap \"%s\": %s",
 			show(s, strlen(s), SWAP_PATH_MAX + 32, buf, sizeof(buf)),
 			msg);
 	return ret;
@@ -340,23 +328,23 @@ int swaptab_parse_text(const char *name, const char *text,
 			continue;
 		if (nr == limit) {
 			if (limit == SWAP_MAX_DEVICES)
-				put_err(err, errlen, "%s:%u: too many swap devices (at most %u: a swap entry has %u bits for the device)",
+				err_msg(err, errlen, "%s:%u: too many swap devices (at most %u: a swap entry has %u bits for the device)",
 					name, line, limit, SWP_TYPE_BITS);
 			else
-				put_err(err, errlen, "%s:%u: too many swap devices (at most %u)",
+				err_msg(err, errlen, "%s:%u: too many swap devices (at most %u)",
 					name, line, limit);
 			return -E2BIG;
 		}
 		ret = spec_parse(b, (size_t)(e - b), &tab[nr], msg);
 		if (ret) {
-			put_err(err, errlen, "%s:%u: %s", name, line, msg);
+			err_msg(err, errlen, "%s:%u: %s", name, line, msg);
 			return ret;
 		}
 		for (i = 0; i < nr; i++) {
 			if (!strcmp(tab[i].path, tab[nr].path)) {
 				char buf[SWAP_PATH_MAX * 4 + 8];
 
-				put_err(err, errlen, "%s:%u: \"%s\" is already on line %u (expected each device once)",
+				err_msg(err, errlen, "%s:%u: \"%s\" is already on line %u (expected each device once)",
 					name, line,
 					show(tab[nr].path, strlen(tab[nr].path),
 					     SWAP_PATH_MAX, buf, sizeof(buf)),
@@ -367,7 +355,7 @@ int swaptab_parse_text(const char *name, const char *text,
 		line_of[nr++] = line;
 	}
 	if (!nr) {
-		put_err(err, errlen, "%s: no swap device (expected one " SPEC_SYNTAX " per line)",
+		err_msg(err, errlen, "%s: no swap device (expected one " SPEC_SYNTAX " per line)",
 			name);
 		return -EINVAL;
 	}
@@ -390,32 +378,32 @@ int swaptab_parse_file(const char *file, struct swap_spec *out, unsigned max,
 	fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		put_err(err, errlen, "%s: %s", file, strerror(-ret));
+		err_msg(err, errlen, "%s: %s", file, strerror(-ret));
 		return ret;
 	}
 	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		put_err(err, errlen, "%s: is a directory (expected a uswaptab file)",
+		err_msg(err, errlen, "%s: is a directory (expected a uswaptab file)",
 			file);
 		ret = -EISDIR;
 		goto err_close;
 	}
 	buf = prim_alloc(cap + 1);
 	if (!buf) {
-		put_err(err, errlen, "%s: out of memory", file);
+		err_msg(err, errlen, "%s: out of memory", file);
 		ret = -ENOMEM;
 		goto err_close;
 	}
 	len = swapdev_read_all(fd, buf, cap);
 	if (len < 0) {
 		ret = (int)len;
-		put_err(err, errlen, "%s: %s", file, strerror(-ret));
+		err_msg(err, errlen, "%s: %s", file, strerror(-ret));
 	} else if ((size_t)len == cap) {
 		ret = -EFBIG;
-		put_err(err, errlen, "%s: too large (expected at most %u KiB)",
+		err_msg(err, errlen, "%s: too large (expected at most %u KiB)",
 			file, SWAPTAB_MAX_BYTES >> 10);
 	} else if (memchr(buf, 0, (size_t)len)) {
 		ret = -EINVAL;
-		put_err(err, errlen, "%s: contains a NUL byte (expected text)",
+		err_msg(err, errlen, "%s: contains a NUL byte (expected text)",
 			file);
 	} else {
 		buf[len] = 0;

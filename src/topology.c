@@ -144,9 +144,7 @@ static const char *root_or_default(const char *root)
 	return root ? root : sysfs_root();
 }
 
-/* snprintf into a PATH_MAX buffer; false when the path does not fit. */
-static bool __attribute__((format(printf, 2, 3)))
-mkpath(char *buf, const char *fmt, ...)
+bool sysfs_mkpath(char *buf, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -163,9 +161,9 @@ int sysfs_nr_nodes(const char *root)
 	unsigned n = 0;
 
 	root = root_or_default(root);
-	if (mkpath(path, "%s/devices/system/node/possible", root))
+	if (sysfs_mkpath(path, "%s/devices/system/node/possible", root))
 		n = range_file_count(path);
-	if (!n && mkpath(path, "%s/devices/system/node/online", root))
+	if (!n && sysfs_mkpath(path, "%s/devices/system/node/online", root))
 		n = range_file_count(path);
 	return n ? (int)n : 1;
 }
@@ -179,12 +177,12 @@ int sysfs_cpu_node(const char *root, unsigned cpu)
 	root = root_or_default(root);
 	nr = sysfs_nr_nodes(root);
 	for (node = 0; node < nr; node++) {
-		if (mkpath(path, "%s/devices/system/cpu/cpu%u/node%d", root, cpu,
+		if (sysfs_mkpath(path, "%s/devices/system/cpu/cpu%u/node%d", root, cpu,
 			   node) && !lstat(path, &st))
 			return node;
 	}
 	for (node = 0; node < nr; node++) {
-		if (mkpath(path, "%s/devices/system/node/node%d/cpulist", root,
+		if (sysfs_mkpath(path, "%s/devices/system/node/node%d/cpulist", root,
 			   node) && range_file_has(path, cpu))
 			return node;
 	}
@@ -219,7 +217,7 @@ static int device_dir_node(const char *top, char *dev)
 	size_t top_len = strlen(top);
 
 	while (strlen(dev) > top_len && !strncmp(dev, top, top_len)) {
-		if (mkpath(path, "%s/numa_node", dev) && path_exists(path))
+		if (sysfs_mkpath(path, "%s/numa_node", dev) && path_exists(path))
 			return sysfs_node_value(path);
 		path_up(dev);
 	}
@@ -258,13 +256,13 @@ static int block_dir_node(const char *top, char *dir, unsigned depth)
 {
 	char path[PATH_MAX], real[PATH_MAX], name[NAME_MAX + 1];
 
-	if (mkpath(path, "%s/partition", dir) && path_exists(path))
+	if (sysfs_mkpath(path, "%s/partition", dir) && path_exists(path))
 		path_up(dir);
-	if (mkpath(path, "%s/device", dir) && realpath(path, real))
+	if (sysfs_mkpath(path, "%s/device", dir) && realpath(path, real))
 		return device_dir_node(top, real);
-	if (depth >= SYSFS_DEPTH || !mkpath(path, "%s/slaves", dir) ||
+	if (depth >= SYSFS_DEPTH || !sysfs_mkpath(path, "%s/slaves", dir) ||
 	    !first_entry(path, name, sizeof(name)) ||
-	    !mkpath(path, "%s/slaves/%s", dir, name) || !realpath(path, real))
+	    !sysfs_mkpath(path, "%s/slaves/%s", dir, name) || !realpath(path, real))
 		return -1;
 	return block_dir_node(top, real, depth + 1);
 }
@@ -274,7 +272,7 @@ int sysfs_blockdev_node(const char *root, unsigned major, unsigned minor)
 	char path[PATH_MAX], top[PATH_MAX], dir[PATH_MAX];
 
 	root = root_or_default(root);
-	if (!realpath(root, top) || !mkpath(path, "%s/dev/block/%u:%u", top,
+	if (!realpath(root, top) || !sysfs_mkpath(path, "%s/dev/block/%u:%u", top,
 					    major, minor) ||
 	    !realpath(path, dir))
 		return -1;
