@@ -55,7 +55,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 TARGETS := $(B)/libuswap.a $(B)/libuswap.so $(B)/libuswap_preload.so $(B)/uswap \
 	$(UNIT_BINS) $(E2E_BINS) $(FUZZ_BINS) $(BENCH_BINS)
 
-.PHONY: all deps demo check asan tsan bench fuzz clean format numa-check
+.PHONY: all deps demo check asan tsan bench fuzz clean format numa-check print-ldlibs
 all: $(TARGETS)
 
 # Flavour words: "make asan check" builds and tests the asan flavour.
@@ -114,6 +114,10 @@ bench: deps all
 # qemu with two CPU nodes, a memory-only node and a disk on each CPU node.
 numa-check: all
 	tests/numa-vm/run $(B)
+
+# The link flags, for programs built outside the Makefile (tests/numa-vm).
+print-ldlibs:
+	@echo $(LDLIBS)
 
 clean:
 	rm -rf build

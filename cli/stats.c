@@ -9,7 +9,8 @@
  *
  *   vmstat            summed, except levels and limits (names ending in
  *                     _peak or _bytes), which take the largest value
- *   swaps             every process's rows, each with its "pid"
+ *   swaps, tiers      every process's rows, each with its "pid" (a tier's
+ *                     budget is the tree's; own_kib is the process's)
  *   fault_latency_us  buckets summed
  *   process           the largest rss_peak_kib, and the number of processes
  */
@@ -232,8 +233,8 @@ void stats_write_counters(FILE *f, const struct counters *cs)
 	fputs(cs->n ? "\n  }" : "}", f);
 }
 
-/* One row of a process's "swaps", with the process's pid first. */
-static void write_swap_row(FILE *f, const struct json_value *row,
+/* One row of a process's "swaps" or "tiers", with the process's pid first. */
+static void write_row(FILE *f, const struct json_value *row,
 			   const struct json_value *pid)
 {
 	size_t i;
@@ -253,26 +254,33 @@ static void write_swap_row(FILE *f, const struct json_value *row,
 	fputc('}', f);
 }
 
-void stats_write_members(FILE *f, const struct merged *m)
+/* Every process's rows of the array `key`, each with its pid. */
+static void write_rows(FILE *f, const struct merged *m, const char *key)
 {
-	const struct json_value *swaps, *pid;
+	const struct json_value *rows, *pid;
 	bool first = true;
 	size_t i, j;
 
-	fputs("\"vmstat\": ", f);
-	stats_write_counters(f, &m->vmstat);
-	fputs(",\n  \"swaps\": [", f);
+	fprintf(f, ",\n  \"%s\": [", key);
 	for (i = 0; i < m->nr_docs; i++) {
-		swaps = json_get(m->docs[i], "swaps");
+		rows = json_get(m->docs[i], key);
 		pid = json_get(json_get(m->docs[i], "process"), "pid");
-		for (j = 0; swaps && swaps->type == JSON_ARRAY && j < swaps->n;
+		for (j = 0; rows && rows->type == JSON_ARRAY && j < rows->n;
 		     j++) {
 			fputs(first ? "\n    " : ",\n    ", f);
-			write_swap_row(f, swaps->items[j], pid);
+			write_row(f, rows->items[j], pid);
 			first = false;
 		}
 	}
 	fputs(first ? "]" : "\n  ]", f);
+}
+
+void stats_write_members(FILE *f, const struct merged *m)
+{
+	fputs("\"vmstat\": ", f);
+	stats_write_counters(f, &m->vmstat);
+	write_rows(f, m, "swaps");
+	write_rows(f, m, "tiers");
 	fputs(",\n  \"fault_latency_us\": ", f);
 	stats_write_counters(f, &m->latency);
 	fprintf(f, ",\n  \"process\": {\"rss_peak_kib\": %llu, \"processes\": %zu}",

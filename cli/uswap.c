@@ -126,6 +126,20 @@ static const char help_text[] =
 "                        carries a crc32c, checked when it is read back; a\n"
 "                        page that fails gives PROG SIGBUS there, never bad\n"
 "                        data.  off: no checksums (the pool keeps its own)\n"
+"  --demotion auto|none|SPEC\n"
+"                        on a machine with slower memory nodes (CPU-less NUMA\n"
+"                        nodes: PMEM, CXL), cold folios move there before they\n"
+"                        are swapped, and stay mapped.  auto (the default):\n"
+"                        the kernel's targets, from the memory tiers in sysfs;\n"
+"                        none: never; SPEC: NODE>NODES[;NODE>NODES]..., as\n"
+"                        0>2;1>2 (no cycles).  Folios written to again move\n"
+"                        back.  See docs/tiers.md\n"
+"  --tier-max NODE=SIZE[,NODE=SIZE]...\n"
+"                        how much memory may be demoted to each slower node\n"
+"                        (at least 1M); --max covers only the fast nodes.\n"
+"                        Default: as much as --max on each target node.  Past\n"
+"                        90% of it, that node's coldest folios go further\n"
+"                        down: to swap, or the next slower node\n"
 "  --fallback run|fail   when userfaultfd is unavailable (not permitted for\n"
 "                        this user, or absent): fail (the default) exits 125\n"
 "                        without running PROG; run warns and runs PROG\n"
@@ -146,7 +160,7 @@ static const char help_text[] =
 "  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_SWAP,\n"
 "  USWAP_ZSWAP, USWAP_ZSWAP_MAX, USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT,\n"
 "  USWAP_ZSWAP_THREADS, USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY, USWAP_VERIFY,\n"
-"  USWAP_FALLBACK\n"
+"  USWAP_DEMOTION, USWAP_TIER_MAX, USWAP_FALLBACK\n"
 "                        the option of the same name (USWAP_SWAP: SPECs one\n"
 "                        per line)\n"
 "  USWAP_SYSFS_ROOT      read the NUMA topology under this directory instead\n"
@@ -229,6 +243,8 @@ static const struct cli_option {
 	{ "zswap-unit",		"USWAP_ZSWAP_UNIT",		true },
 	{ "zswap-threads",	"USWAP_ZSWAP_THREADS",		true },
 	{ "verify",		"USWAP_VERIFY",			true },
+	{ "demotion",		"USWAP_DEMOTION",		true },
+	{ "tier-max",		"USWAP_TIER_MAX",		true },
 };
 
 #define NR_CLI_OPTIONS	(sizeof(cli_options) / sizeof(cli_options[0]))
@@ -671,6 +687,14 @@ static void export_env(const struct run_args *ra, const char *preload,
 		set_env("USWAP_VERIFY", "off");
 	else
 		unsetenv("USWAP_VERIFY");
+	if (o->demotion[0])
+		set_env("USWAP_DEMOTION", o->demotion);
+	else
+		unsetenv("USWAP_DEMOTION");
+	if (o->tier_max[0])
+		set_env("USWAP_TIER_MAX", o->tier_max);
+	else
+		unsetenv("USWAP_TIER_MAX");
 	/* uswap writes the stats file itself, from the merged tree. */
 	unsetenv("USWAP_STATS");
 	if (stats_dir)

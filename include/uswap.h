@@ -83,6 +83,11 @@ struct uswap_options {
 				   exec'd this one; its --max and --high apply */
 	uint64_t uffd_features_off; /* testing: userfaultfd feature bits to treat
 				       as absent (exercises fallbacks) */
+	char demotion[512];	/* demotion to slower memory nodes: "auto"
+				   (default, empty: the kernel's targets),
+				   "none", or a SPEC "0>2;1>2" (docs/tiers.md) */
+	char tier_max[256];	/* budgets of slower nodes: "NODE=SIZE[,...]";
+				   a target without one: as much as max */
 };
 
 /* Fill *opt with defaults (all sizes zero: computed at runtime creation). */
@@ -240,6 +245,13 @@ enum uswap_counter {
 	USWAP_MTHP_64KB_SWPOUT_FALLBACK, /* ... split */
 	USWAP_SWAP_RA,			/* pages read ahead on swap-in */
 	USWAP_SWAP_RA_HIT,		/* of them, passed over by a sequential reader */
+	USWAP_PGDEMOTE_KSWAPD,		/* pages demoted by background reclaim */
+	USWAP_PGDEMOTE_DIRECT,		/* pages demoted while a fault waited at max */
+	USWAP_PGDEMOTE_FAIL,		/* pages that went to swap instead: the
+					   target was full or the move failed */
+	USWAP_PGPROMOTE_SUCCESS,	/* pages moved back to a fast node */
+	USWAP_PGPROMOTE_CANDIDATE,	/* demoted pages found written to */
+	USWAP_DEMOTED_BYTES,		/* now: bytes on slower nodes (all tiers) */
 	USWAP_NR_COUNTERS
 };
 

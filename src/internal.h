@@ -17,6 +17,7 @@
 #include "uswap.h"
 #include "swap.h"
 #include "zswap.h"
+#include "memory_tiers.h"
 
 #define PAGE_SHIFT	12
 #define PAGE_SIZE	(1ul << PAGE_SHIFT)
@@ -76,6 +77,12 @@ enum folio_state {
 #define F_CLEAN		(1u << 7)	/* swp[] holds an exact copy; WP'd */
 #define F_WORKINGSET	(1u << 8)	/* was active when evicted */
 #define F_WAITERS	(1u << 9)	/* a fault waits for ZAPPING to end */
+#define F_DEMOTED	(1u << 10)	/* on a slower node, charged to its tier
+					   (demote.c); node in FOLIO_NODE bits */
+#define F_PROMOTE	(1u << 11)	/* demoted, written in the last scan
+					   too: promoted if written again */
+#define FOLIO_NODE_SHIFT	16
+#define FOLIO_NODE_MASK		(0x3fu << FOLIO_NODE_SHIFT)	/* 64 nodes */
 
 /*
  * Per-folio metadata: 12 bytes.  next/prev link the folio on its region's
@@ -95,7 +102,19 @@ static inline unsigned folio_state(uint32_t flags)
 	return flags & FOLIO_STATE_MASK;
 }
 
-enum lru_list_id { LRU_INACTIVE, LRU_ACTIVE, NR_LRU_LISTS };
+/* The node a demoted folio was moved to (F_DEMOTED set). */
+static inline int folio_node(uint32_t flags)
+{
+	return (int)((flags & FOLIO_NODE_MASK) >> FOLIO_NODE_SHIFT);
+}
+
+/*
+ * A region's LRU lists: inactive and active folios on the fast tier, and
+ * the folios demoted to slower nodes (one list for all of them, in the
+ * order they were demoted: demote.c).  lru_add() and lru_del() pick the
+ * list from the folio's flags (F_DEMOTED, F_ACTIVE).
+ */
+enum lru_list_id { LRU_INACTIVE, LRU_ACTIVE, LRU_DEMOTED, NR_LRU_LISTS };
 
 struct lru_list {
 	uint32_t head, tail;	/* folio indices; head is the newest */
@@ -154,9 +173,19 @@ struct tree_member {
 	_Atomic uint64_t start_time;	/* of pid (/proc/PID/stat): pids recycle */
 	_Atomic uint64_t devset;	/* the swap devices it uses (fork shares them) */
 	_Atomic int reaper;		/* pid of the process reaping it, or 0 */
+	_Atomic uint64_t demoted[MEM_MAX_NODES];	/* pages charged to tiers */
 };
 
-#define MEMCG_MAGIC	0x7573776170747265ull	/* "uswaptre" */
+#define MEMCG_MAGIC	0x7573776170747266ull	/* "uswaptrf" */
+
+/*
+ * The budget of a slower memory node (--tier-max): the pages demoted to
+ * it, charged there instead of to max.  max 0: the node takes nothing.
+ */
+struct tier_budget {
+	_Atomic uint64_t charged, peak;
+	uint64_t max, high, low;
+};
 
 struct memcg {
 	uint64_t magic;
@@ -171,6 +200,8 @@ struct memcg {
 	_Atomic unsigned nr_live;	/* members LIVE or FORKING */
 	char name[48];			/* the mapping's name in /proc/PID/maps */
 	size_t map_len;
+	uint64_t tier_nodes;		/* nodes with a tier budget */
+	struct tier_budget tier[MEM_MAX_NODES];
 	struct tree_member member[TREE_MAX_MEMBERS];
 };
 
@@ -239,6 +270,7 @@ struct uswap_runtime {
 	struct swap_avail *avail;		/* per-node device lists */
 	unsigned nr_nodes, nr_cpus;
 	int16_t cpu_node[MAX_CPUS];
+	struct tiering *tiering;	/* demotion (demote.c), or NULL */
 	struct zswap *zswap;		/* compressed pool in front, or NULL */
 	struct zswap_ctx *fork_zctx;	/* for reading the pool at fork */
 	_Atomic uint64_t pool_pages;	/* charged for the pool */
@@ -359,6 +391,34 @@ void memcg_reap_gone(struct uswap_runtime *rt,
 		     void (*reap)(struct uswap_runtime *, unsigned));
 void memcg_member_release(struct uswap_runtime *rt, unsigned m);
 int memcg_tree_fd(struct uswap_runtime *rt);
+bool memcg_has_room(struct uswap_runtime *rt, unsigned nr);
+/* demote.c: demotion to slower nodes, promotion back. */
+struct demote_folio {
+	uintptr_t addr;
+	uint32_t nr_pages;
+	int from;		/* the node its memory is on, or -1 */
+	int to;			/* set: where it went, or -1 */
+};
+int tiering_setup(struct uswap_runtime *rt);
+void tiering_destroy(struct uswap_runtime *rt);
+uint64_t tiering_inflight(struct uswap_runtime *rt);
+void demote_folios(struct uswap_runtime *rt, struct demote_folio *df,
+		   unsigned n, bool direct);
+void demote_finish(struct uswap_runtime *rt, struct region *r, uint32_t i,
+		   int to, unsigned nr, uint32_t fl_before);
+void promote_scan(struct uswap_runtime *rt);
+int tier_max_parse(const char *spec, uint64_t max[MEM_MAX_NODES],
+		   uint64_t *nodes, char *err, size_t errlen);
+int demotion_option_check(const char *spec, char *err, size_t errlen);
+/* Tier budgets (memcontrol.c): pages demoted to slower nodes. */
+void tier_budget_set(struct memcg *mc, int node, uint64_t max);
+bool tier_try_charge(struct uswap_runtime *rt, int node, unsigned nr);
+void tier_note_peak(struct uswap_runtime *rt, int node);
+void tier_uncharge(struct uswap_runtime *rt, int node, uint64_t nr);
+void tier_promote_charge(struct uswap_runtime *rt, int node, unsigned nr);
+int tier_over_high(struct uswap_runtime *rt, int *reclaiming);
+/* Uncharge nr pages of a folio with flags fl: its tier, or the budget. */
+void folio_uncharge(struct uswap_runtime *rt, uint32_t fl, uint64_t nr);
 
 /* region.c */
 int region_table_init(struct uswap_runtime *rt);

@@ -423,6 +423,119 @@ void memcg_set_stuck(struct uswap_runtime *rt, bool stuck)
 		bump(&mc->room);
 }
 
+/* --- tier budgets (--tier-max): pages demoted to slower nodes --- */
+
+/* Give node a budget of max pages (the tree's creator, once). */
+void tier_budget_set(struct memcg *mc, int node, uint64_t max)
+{
+	struct tier_budget *tb = &mc->tier[node];
+	uint64_t delta = MAX(max / 50, 512u);
+
+	tb->max = max;
+	tb->high = max - max / 10;
+	tb->low = tb->high > 2 * delta ? tb->high - delta : tb->high / 2;
+	mc->tier_nodes |= 1ull << node;
+}
+
+/* Charge nr pages demoted to node if that stays within its max. */
+bool tier_try_charge(struct uswap_runtime *rt, int node, unsigned nr)
+{
+	struct memcg *mc = rt->memcg;
+	struct tier_budget *tb = &mc->tier[node];
+	uint64_t cur = atomic_load(&tb->charged);
+
+	do {
+		if (cur + nr > tb->max)
+			return false;
+	} while (!atomic_compare_exchange_weak(&tb->charged, &cur, cur + nr));
+	atomic_fetch_add(&mc->member[rt->member].demoted[node], nr);
+	return true;
+}
+
+/* The pages charged to node are there now: note its peak. */
+void tier_note_peak(struct uswap_runtime *rt, int node)
+{
+	struct tier_budget *tb = &rt->memcg->tier[node];
+	uint64_t cur = atomic_load(&tb->charged), peak = atomic_load(&tb->peak);
+
+	while (cur > peak &&
+	       !atomic_compare_exchange_weak(&tb->peak, &peak, cur))
+		;
+}
+
+static void tier_uncharge_member(struct memcg *mc, unsigned m, int node,
+				 uint64_t nr)
+{
+	uint64_t old = atomic_fetch_sub(&mc->member[m].demoted[node], nr);
+
+	assert(old >= nr);
+	old = atomic_fetch_sub(&mc->tier[node].charged, nr);
+	assert(old >= nr);
+	(void)old;
+}
+
+void tier_uncharge(struct uswap_runtime *rt, int node, uint64_t nr)
+{
+	tier_uncharge_member(rt->memcg, rt->member, node, nr);
+}
+
+/* Drop nr pages of a folio whose flags are fl from its budget. */
+void folio_uncharge(struct uswap_runtime *rt, uint32_t fl, uint64_t nr)
+{
+	if (fl & F_DEMOTED)
+		tier_uncharge(rt, folio_node(fl), nr);
+	else
+		memcg_uncharge(rt, nr);
+}
+
+/*
+ * A node whose demoted pages passed its high mark and that this process
+ * holds pages of, or -1.  *reclaiming keeps the node until it is back at
+ * low (hysteresis, as for the budget).
+ */
+int tier_over_high(struct uswap_runtime *rt, int *reclaiming)
+{
+	struct memcg *mc = rt->memcg;
+	struct tree_member *me = &mc->member[rt->member];
+	uint64_t nodes = mc->tier_nodes;
+
+	if (*reclaiming >= 0) {
+		struct tier_budget *tb = &mc->tier[*reclaiming];
+
+		if (atomic_load(&tb->charged) > tb->low &&
+		    atomic_load(&me->demoted[*reclaiming]))
+			return *reclaiming;
+		*reclaiming = -1;
+	}
+	while (nodes) {
+		int n = __builtin_ctzll(nodes);
+
+		nodes &= nodes - 1;
+		if (atomic_load(&mc->tier[n].charged) > mc->tier[n].high &&
+		    atomic_load(&me->demoted[n])) {
+			*reclaiming = n;
+			return n;
+		}
+	}
+	return -1;
+}
+
+/* Room for nr more pages on the fast tier without reclaim (promotion). */
+bool memcg_has_room(struct uswap_runtime *rt, unsigned nr)
+{
+	struct memcg *mc = rt->memcg;
+
+	return atomic_load(&mc->resident) + nr <= mc->low &&
+	       !atomic_load(&mc->waiters);
+}
+
+/* Move nr pages' charge from node's tier to the fast tier (promotion). */
+void tier_promote_charge(struct uswap_runtime *rt, int node, unsigned nr)
+{
+	tier_uncharge(rt, node, nr);
+	try_charge(rt, nr, true);
+}
+
 /* --- members --- */
 
 /*
@@ -436,10 +549,20 @@ int memcg_fork_prepare(struct uswap_runtime *rt)
 	uint64_t own = memcg_own_pages(rt);
 	int m = member_reserve(mc, rt->devset, own);
 
+	uint64_t nodes = mc->tier_nodes;
+
 	if (m < 0)
 		return m;
 	if (atomic_fetch_add(&mc->resident, own) + own > mc->high)
 		memcg_kick_reclaim(mc);
+	while (nodes) {
+		int n = __builtin_ctzll(nodes);
+		uint64_t d = atomic_load(&mc->member[rt->member].demoted[n]);
+
+		nodes &= nodes - 1;
+		atomic_store(&mc->member[m].demoted[n], d);
+		atomic_fetch_add(&mc->tier[n].charged, d);
+	}
 	return m;
 }
 
@@ -461,8 +584,18 @@ void memcg_member_release(struct uswap_runtime *rt, unsigned m)
 	struct memcg *mc = rt->memcg;
 	uint64_t left = atomic_load(&mc->member[m].charged);
 
+	uint64_t nodes = mc->tier_nodes;
+
 	if (left)
 		uncharge_member(mc, m, left);
+	while (nodes) {
+		int n = __builtin_ctzll(nodes);
+
+		nodes &= nodes - 1;
+		left = atomic_load(&mc->member[m].demoted[n]);
+		if (left)
+			tier_uncharge_member(mc, m, n, left);
+	}
 	atomic_fetch_sub(&mc->nr_live, 1);
 	atomic_store(&mc->member[m].pid, 0);
 	atomic_store(&mc->member[m].reaper, 0);

@@ -136,39 +136,6 @@ static bool wants_managing(struct uswap_runtime *rt, size_t len, int prot,
 	return true;
 }
 
-EXPORT void *uswap_mmap(struct uswap_runtime *rt, void *addr, size_t len,
-			int prot, int flags, int fd, long offset)
-{
-	void *p;
-	int err;
-
-	if (!rt || !wants_managing(rt, len, prot, flags, fd))
-		return prim_mmap(addr, len, prot, flags, fd, offset);
-	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
-	/*
-	 * MAP_FIXED replaces whatever was there: managed memory under it is
-	 * unmapped properly first.
-	 */
-	if ((flags & MAP_FIXED) && uswap_is_managed(rt, addr, len))
-		uswap_munmap(rt, addr, len);
-	settle_range(rt, 0, 0);
-	p = prim_mmap(addr, len, prot, flags, fd, offset);
-	if (p == MAP_FAILED) {
-		err = errno;
-		settle_done(rt);
-		errno = err;
-		return MAP_FAILED;
-	}
-	err = region_add(rt, (uintptr_t)p, len);
-	settle_done(rt);
-	if (err) {
-		/* Cannot manage it: the program still gets its memory. */
-		uswap_log("cannot manage a mapping of %zu bytes: %s; left unmanaged",
-			  len, strerror(-err));
-	}
-	return p;
-}
-
 /*
  * Remove [s, e) from every region overlapping it, then (kernel_unmap) from
  * the address space.  op_lock held (write).  The kernel unmaps only after
@@ -203,6 +170,49 @@ static int unmap_managed_locked(struct uswap_runtime *rt, uintptr_t s,
 	return err;
 }
 
+EXPORT void *uswap_mmap(struct uswap_runtime *rt, void *addr, size_t len,
+			int prot, int flags, int fd, long offset)
+{
+	void *p;
+	int err;
+
+	if (!rt || !wants_managing(rt, len, prot, flags, fd))
+		return prim_mmap(addr, len, prot, flags, fd, offset);
+	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+	/*
+	 * MAP_FIXED replaces whatever was there: managed memory under it
+	 * leaves the tables first, and the kernel replaces its pages in the
+	 * same call that maps the new ones.  (Unmapping first would open a
+	 * window in which another thread's mmap could be given the range, and
+	 * MAP_FIXED would then take it from that thread.)
+	 */
+	if ((flags & MAP_FIXED) && !((uintptr_t)addr & (PAGE_SIZE - 1)) &&
+	    uswap_is_managed(rt, addr, len)) {
+		settle_range(rt, (uintptr_t)addr, (uintptr_t)addr + len);
+		unmap_managed_locked(rt, (uintptr_t)addr, (uintptr_t)addr + len,
+				     false);
+	} else {
+		settle_range(rt, 0, 0);
+	}
+	p = prim_mmap(addr, len, prot, flags, fd, offset);
+	if (p == MAP_FAILED) {
+		err = errno;
+		if (flags & MAP_FIXED)	/* what may be left there is unmanaged */
+			prim_uffd_unregister(rt->uffd, (uintptr_t)addr, len);
+		settle_done(rt);
+		errno = err;
+		return MAP_FAILED;
+	}
+	err = region_add(rt, (uintptr_t)p, len);
+	settle_done(rt);
+	if (err) {
+		/* Cannot manage it: the program still gets its memory. */
+		uswap_log("cannot manage a mapping of %zu bytes: %s; left unmanaged",
+			  len, strerror(-err));
+	}
+	return p;
+}
+
 EXPORT int uswap_munmap(struct uswap_runtime *rt, void *addr, size_t len)
 {
 	uintptr_t s, e;
@@ -215,9 +225,14 @@ EXPORT int uswap_munmap(struct uswap_runtime *rt, void *addr, size_t len)
 		return -1;
 	}
 	settle_range(rt, s, e);
+	/*
+	 * One munmap of the whole range, managed parts and not: the moment it
+	 * returns, another thread's mmap may be given those addresses, and a
+	 * second munmap of the range would take them from it (as it did to
+	 * the statistics buffer of a process exiting while its program
+	 * unmapped memory).
+	 */
 	err = unmap_managed_locked(rt, s, e, true);
-	/* Unmanaged parts of the range go too. */
-	prim_munmap(addr, len);
 	settle_done(rt);
 	if (err) {
 		errno = -err;

@@ -63,6 +63,8 @@ enum option_id {
 	OPT_SWAPTAB,
 	OPT_SWAP_NODE_POLICY,
 	OPT_VERIFY,
+	OPT_DEMOTION,
+	OPT_TIER_MAX,
 	NR_OPTIONS
 };
 
@@ -90,6 +92,8 @@ static const struct option_name {
 	[OPT_SWAPTAB]		= { "swaptab",		 "USWAP_SWAPTAB" },
 	[OPT_SWAP_NODE_POLICY]	= { "swap-node-policy",	 "USWAP_SWAP_NODE_POLICY" },
 	[OPT_VERIFY]		= { "verify",		 "USWAP_VERIFY" },
+	[OPT_DEMOTION]		= { "demotion",		 "USWAP_DEMOTION" },
+	[OPT_TIER_MAX]		= { "tier-max",		 "USWAP_TIER_MAX" },
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -416,6 +420,41 @@ static int set_zswap(struct uswap_options *opt, const char *label,
 	return 0;
 }
 
+/*
+ * --demotion auto|none|SPEC and --tier-max NODE=SIZE[,...]: checked here
+ * for their form (demote.c); the nodes are checked against the machine
+ * when the runtime starts.
+ */
+static int set_tiers(struct uswap_options *opt, bool demotion,
+		     const char *label, const char *value, char *err,
+		     size_t errlen)
+{
+	char *field = demotion ? opt->demotion : opt->tier_max;
+	size_t size = demotion ? sizeof(opt->demotion) : sizeof(opt->tier_max);
+	uint64_t max[MEM_MAX_NODES], nodes;
+	char why[512];
+	int ret;
+
+	if (strlen(value) >= size) {
+		opt_err(err, errlen, "%s: longer than %zu bytes", label, size - 1);
+		return -EINVAL;
+	}
+	if (demotion)
+		ret = demotion_option_check(value, why, sizeof(why));
+	else
+		ret = value[0] ? tier_max_parse(value, max, &nodes, why,
+						sizeof(why)) : 0;
+	if (ret) {
+		/* why says "--demotion ..." or "--tier-max ...": keep label's spelling */
+		const char *rest = strchr(why, ' ');
+
+		opt_err(err, errlen, "%s%s", label, rest ? rest : "");
+		return -EINVAL;
+	}
+	strcpy(field, value);
+	return 0;
+}
+
 /* Set option id of *opt from value; label names it in messages. */
 static int option_set(struct uswap_options *opt, enum option_id id,
 		      const char *value, const char *label, char *err,
@@ -537,6 +576,10 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		}
 		opt->zswap_threads = (unsigned)v;
 		return 0;
+	case OPT_DEMOTION:
+	case OPT_TIER_MAX:
+		return set_tiers(opt, id == OPT_DEMOTION, label, value, err,
+				 errlen);
 	case NR_OPTIONS:
 		break;
 	}
@@ -570,7 +613,7 @@ EXPORT int uswap_options_set(struct uswap_options *opt, const char *name,
 			break;
 	}
 	if (id == NR_OPTIONS) {
-		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads, verify or uffd-features-off)",
+		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads, verify, demotion, tier-max or uffd-features-off)",
 			name);
 		return -EINVAL;
 	}

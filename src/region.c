@@ -312,8 +312,9 @@ static uint32_t folio_pages_in(const struct region *r, uint32_t i,
  * removes the pages from the address space itself.  With `unmap` the
  * range leaves the region (munmap): a resident folio partly in it is
  * uncharged for those pages, as the folio left behind is smaller; without
- * (MADV_DONTNEED), they come back as zeros and stay charged.  Returns the
- * number of resident pages uncharged.
+ * (MADV_DONTNEED), they come back as zeros and stay charged.  A demoted
+ * folio's pages are uncharged from their tier.  Returns the number of
+ * pages uncharged from the budget (not counting demoted ones).
  */
 uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end,
 			   bool unmap)
@@ -338,7 +339,9 @@ uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end,
 			 * (refill_partial), uncharged only with the folio
 			 * (or when it leaves the region).
 			 */
-			if (nr == all || unmap)
+			if ((nr == all || unmap) && (fl & F_DEMOTED))
+				tier_uncharge(r->rt, folio_node(fl), nr);
+			else if (nr == all || unmap)
 				dropped += nr;
 			if (fl & F_CLEAN) {
 				/* The copy no longer matches: forget it all. */

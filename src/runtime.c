@@ -512,6 +512,9 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	err = zswap_start(rt);
 	if (err)
 		goto err_swap_file;
+	err = tiering_setup(rt);
+	if (err)
+		goto err_tiering;
 
 	rt->zero_buf = prim_mmap(NULL, (size_t)1 << MAX_FOLIO_SHIFT, PROT_READ,
 				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -544,6 +547,8 @@ err_bufs:
 	if (rt->zero_buf != MAP_FAILED && rt->zero_buf)
 		prim_munmap(rt->zero_buf, (size_t)1 << MAX_FOLIO_SHIFT);
 	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
+	tiering_destroy(rt);
+err_tiering:
 	zswap_stop(rt);
 err_swap_file:
 	swapoff_all(rt);
@@ -594,6 +599,7 @@ EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
 	close(rt->uffd);
 	prim_munmap(rt->zero_buf, (size_t)1 << MAX_FOLIO_SHIFT);
 	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
+	tiering_destroy(rt);
 	zswap_stop(rt);
 	swapoff_all(rt);
 	memcg_destroy(rt);

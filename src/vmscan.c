@@ -62,13 +62,27 @@ static uint32_t folio_nr_pages(const struct region *r, uint32_t i)
 	return (uint32_t)(len >> PAGE_SHIFT);
 }
 
-/* Put folio i at the head of a list.  Caller holds r->lru_lock. */
+/* The list folio i goes on (or is on): demoted, else active or not. */
+static enum lru_list_id lru_of(uint32_t fl, bool active)
+{
+	if (fl & F_DEMOTED)
+		return LRU_DEMOTED;
+	return active ? LRU_ACTIVE : LRU_INACTIVE;
+}
+
+/*
+ * Put folio i at the head of a list: the active or inactive one, or the
+ * demoted list whatever `active` says when the folio is demoted.  Caller
+ * holds r->lru_lock.
+ */
 void lru_add(struct region *r, uint32_t i, bool active)
 {
-	struct lru_list *l = &r->lru[active ? LRU_ACTIVE : LRU_INACTIVE];
 	struct folio *f = &r->folios[i];
+	enum lru_list_id id = lru_of(atomic_load(&f->flags), active);
+	struct lru_list *l = &r->lru[id];
 
 	assert(!(atomic_load(&f->flags) & F_LRU));
+	active = id == LRU_ACTIVE;
 	f->prev = FOLIO_NIL;
 	f->next = l->head;
 	if (l->head != FOLIO_NIL)
@@ -88,7 +102,7 @@ void lru_del(struct region *r, uint32_t i)
 {
 	struct folio *f = &r->folios[i];
 	uint32_t fl = atomic_load(&f->flags);
-	struct lru_list *l = &r->lru[(fl & F_ACTIVE) ? LRU_ACTIVE : LRU_INACTIVE];
+	struct lru_list *l = &r->lru[lru_of(fl, fl & F_ACTIVE)];
 
 	assert(fl & F_LRU);
 	if (f->prev != FOLIO_NIL)
@@ -121,6 +135,7 @@ struct victim {
 	swp_entry_t *ents;	/* its pages' new slots (in the reclaimer's
 				   ents[]), NULL when it has none */
 	uint32_t pooled;	/* pages the compressed pool took */
+	uint32_t fl;		/* its flags when isolated (its budget) */
 	bool clean;
 	bool written;
 };
@@ -145,6 +160,8 @@ struct reclaimer {
 	void *pages[MAX_VICTIMS];	/* move_pages: where victims live */
 	int nodes[MAX_VICTIMS];
 	uint32_t arm[MAX_VICTIMS];
+	struct demote_folio demote[MAX_VICTIMS];
+	int tier;		/* the slower node being reclaimed, or -1 */
 };
 
 /* A structural change waits on this region: start nothing new in it. */
@@ -176,7 +193,31 @@ static void shrink_active_list(struct uswap_runtime *rt, struct region *r)
 }
 
 /*
- * Scan r's inactive tail: activate referenced folios, arm unarmed ones,
+ * A referenced folio at the tail: to the active list; a demoted one stays
+ * on its list, a promotion candidate (demote.c promotes it if it is
+ * written again).  Caller holds r->lru_lock.
+ */
+static void folio_referenced(struct uswap_runtime *rt, struct region *r,
+			     uint32_t i, uint32_t nr)
+{
+	struct folio *f = &r->folios[i];
+
+	atomic_fetch_and(&f->flags, ~F_REFERENCED);
+	if (atomic_load(&f->flags) & F_DEMOTED) {
+		atomic_fetch_or(&f->flags, F_PROMOTE);
+		lru_move(r, i, false);
+		count_event(rt, USWAP_PGPROMOTE_CANDIDATE, nr);
+		return;
+	}
+	atomic_fetch_or(&f->flags, F_WORKINGSET);
+	lru_move(r, i, true);
+	count_event(rt, USWAP_PGACTIVATE, nr);
+	workingset_activation(rt, nr);
+}
+
+/*
+ * Scan r's inactive tail (or, reclaiming a slower node, its demoted list
+ * for that node's folios): activate referenced folios, arm unarmed ones,
  * isolate armed unreferenced ones as victims (RESIDENT -> EVICTING).
  * Caller holds op_lock for reading.  Returns the number of victims.
  */
@@ -185,13 +226,15 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 {
 	struct uswap_runtime *rt = rc->rt;
 	unsigned nv = 0, na = 0, pages = 0, scanned = 0;
+	enum lru_list_id list = rc->tier >= 0 ? LRU_DEMOTED : LRU_INACTIVE;
 
 	pthread_mutex_lock(&r->lru_lock);
-	shrink_active_list(rt, r);
+	if (list == LRU_INACTIVE)
+		shrink_active_list(rt, r);
 	while (pages < BATCH_PAGES && scanned < SCAN_FACTOR * BATCH_PAGES &&
 	       nv < MAX_VICTIMS && na < MAX_VICTIMS &&
-	       r->lru[LRU_INACTIVE].tail != FOLIO_NIL) {
-		uint32_t i = r->lru[LRU_INACTIVE].tail;
+	       r->lru[list].tail != FOLIO_NIL) {
+		uint32_t i = r->lru[list].tail;
 		struct folio *f = &r->folios[i];
 		uint32_t fl = atomic_load(&f->flags), nr, page;
 		struct victim *v;
@@ -202,16 +245,13 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		nr = (uint32_t)(len >> PAGE_SHIFT);
 		scanned += nr;
 		count_event(rt, USWAP_PGSCAN, nr);
-		if (folio_state(fl) != FOLIO_RESIDENT || in_busy_range(r, addr)) {
+		if (folio_state(fl) != FOLIO_RESIDENT || in_busy_range(r, addr) ||
+		    (list == LRU_DEMOTED && folio_node(fl) != rc->tier)) {
 			lru_move(r, i, false);
 			continue;
 		}
 		if (fl & F_REFERENCED) {
-			atomic_fetch_and(&f->flags, ~F_REFERENCED);
-			atomic_fetch_or(&f->flags, F_WORKINGSET);
-			lru_move(r, i, true);
-			count_event(rt, USWAP_PGACTIVATE, nr);
-			workingset_activation(rt, nr);
+			folio_referenced(rt, r, i, nr);
 			continue;
 		}
 		if (!(fl & (F_ARMED | F_CLEAN))) {
@@ -239,6 +279,7 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		v->page = page;
 		v->addr = addr;
 		v->clean = fl & F_CLEAN;
+		v->fl = fl;
 		v->written = false;
 		pages += nr;
 	}
@@ -603,7 +644,7 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 {
 	struct uswap_runtime *rt = rc->rt;
 	unsigned k, nz = 0;
-	uint64_t freed = 0, out = 0, clean = 0;
+	uint64_t freed = 0, fast = 0, out = 0, clean = 0;
 	uint32_t p;
 
 	for (k = 0; k < nv; k++) {
@@ -658,9 +699,14 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 			prim_uffd_wake(rt->uffd, v->addr,
 				       (size_t)v->nr_pages << PAGE_SHIFT);
 		freed += v->nr_pages;
+		if (v->fl & F_DEMOTED)
+			tier_uncharge(rt, folio_node(v->fl), v->nr_pages);
+		else
+			fast += v->nr_pages;
 	}
+	if (fast)
+		memcg_uncharge(rt, fast);
 	if (freed) {
-		memcg_uncharge(rt, freed);
 		count_event(rt, USWAP_PGSTEAL, freed);
 		count_event(rt, USWAP_PSWPOUT, out);
 		count_event(rt, USWAP_CLEAN_DROP, clean);
@@ -668,7 +714,48 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 	return freed;
 }
 
-/* The next region with resident folios, round robin.  op_lock held. */
+/*
+ * Before the victims are written: move those whose node demotes to a
+ * target with room (demote.c), and keep the others, in order, for swap.
+ * Returns how many are left.  Called without op_lock; takes it to finish.
+ */
+static unsigned demote_victims(struct reclaimer *rc, unsigned nv)
+{
+	struct uswap_runtime *rt = rc->rt;
+	unsigned k, left = 0;
+
+	if (!rt->tiering || !nv)
+		return nv;
+	for (k = 0; k < nv; k++)
+		rc->pages[k] = (void *)rc->victims[k].addr;
+	if (prim_move_pages(nv, rc->pages, rc->nodes))
+		return nv;
+	for (k = 0; k < nv; k++)
+		rc->demote[k] = (struct demote_folio){
+			.addr = rc->victims[k].addr,
+			.nr_pages = rc->victims[k].nr_pages,
+			.from = rc->nodes[k],
+		};
+	demote_folios(rt, rc->demote, nv, atomic_load(&rt->memcg->waiters) > 0);
+	pthread_rwlock_rdlock(&rt->op_lock);
+	for (k = 0; k < nv; k++) {
+		struct victim *v = &rc->victims[k];
+
+		if (rc->demote[k].to < 0) {
+			rc->victims[left++] = *v;
+			continue;
+		}
+		demote_finish(rt, v->r, v->folio, rc->demote[k].to,
+			      v->nr_pages, v->fl);
+	}
+	pthread_rwlock_unlock(&rt->op_lock);
+	return left;
+}
+
+/*
+ * The next region with folios on the lists being reclaimed (the fast
+ * ones, or the demoted list), round robin.  op_lock held.
+ */
 static struct region *next_region(struct reclaimer *rc)
 {
 	struct uswap_runtime *rt = rc->rt;
@@ -679,7 +766,11 @@ static struct region *next_region(struct reclaimer *rc)
 		bool any;
 
 		pthread_mutex_lock(&r->lru_lock);
-		any = r->lru[LRU_INACTIVE].nr_folios || r->lru[LRU_ACTIVE].nr_folios;
+		if (rc->tier >= 0)
+			any = r->lru[LRU_DEMOTED].nr_folios;
+		else
+			any = r->lru[LRU_INACTIVE].nr_folios ||
+			      r->lru[LRU_ACTIVE].nr_folios;
 		pthread_mutex_unlock(&r->lru_lock);
 		if (any)
 			return r;
@@ -688,13 +779,14 @@ static struct region *next_region(struct reclaimer *rc)
 }
 
 /*
- * One reclaim step: scan one region, evict one batch.  Returns the pages
- * reclaimed; *nospace is set when a victim found no swap space.
+ * One reclaim step: scan one region, demote or evict one batch.  Returns
+ * the pages reclaimed (demoted ones too); *nospace is set when a victim
+ * found no swap space.
  */
 static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 {
 	struct uswap_runtime *rt = rc->rt;
-	unsigned nv, na;
+	unsigned nv, na, left;
 	struct region *r;
 	uint64_t freed;
 
@@ -709,16 +801,46 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 	arm_folios(rc, r, na);
 	pthread_rwlock_unlock(&rt->op_lock);
 
+	left = demote_victims(rc, nv);
+	freed = nv - left;	/* folios demoted: progress */
+	nv = left;
 	*nospace = write_victims(rc, nv) == -ENOSPC;
 	if (*nospace)
 		count_event(rt, USWAP_SWAP_FULL, 1);
 
 	pthread_rwlock_rdlock(&rt->op_lock);
-	freed = zap_victims(rc, nv);
+	freed += zap_victims(rc, nv);
 	pthread_rwlock_unlock(&rt->op_lock);
 	region_put(r);
 	/* Arming or activating is progress too: the next batch can evict. */
 	return freed ? freed : (na ? 1 : 0);
+}
+
+/*
+ * A slower node's budget passed its high mark: demote its coldest folios
+ * further, or swap them out, down to its low mark (or until the fast
+ * tier needs the reclaimer).  true when something was reclaimed.
+ */
+static bool shrink_tiers(struct reclaimer *rc, int *sticky)
+{
+	struct uswap_runtime *rt = rc->rt;
+	uint64_t total = 0;
+	unsigned idle = 0;
+	bool nospace;
+
+	if (!rt->tiering)
+		return false;
+	rc->tier = tier_over_high(rt, sticky);
+	while (rc->tier >= 0 && !rt->stopping && !memcg_above_high(rt) &&
+	       idle <= 2 * (rt->nr_regions + 1)) {
+		uint64_t got = shrink_batch(rc, &nospace);
+
+		total += got;
+		idle = got ? 0 : idle + 1;
+		rc->tier = tier_over_high(rt, sticky);
+	}
+	rc->tier = -1;
+	return total > 0;
 }
 
 /* Once a second: free what members that ended without a word still hold. */
@@ -744,6 +866,7 @@ void *reclaim_thread_main(void *arg)
 	struct reclaimer *rc = prim_alloc(sizeof(*rc));
 	uint64_t last_reap = 0;
 	unsigned idle = 0;
+	int tier_sticky = -1;
 
 	if (!rc) {
 		uswap_log("reclaimer: out of memory; no reclaim");
@@ -751,6 +874,7 @@ void *reclaim_thread_main(void *arg)
 		return NULL;
 	}
 	rc->rt = rt;
+	rc->tier = -1;
 	swap_pick_init(&rc->pick);
 	rc->io = swap_io_create(SWAP_IO_DEPTH_DEFAULT);
 	if (rt->zswap) {
@@ -766,9 +890,13 @@ void *reclaim_thread_main(void *arg)
 		if (!memcg_above_high(rt)) {
 			unsigned k;
 
-			/* Idle: give freed clusters back (devices with discard). */
+			if (shrink_tiers(rc, &tier_sticky))
+				continue;
+			/* Idle: give freed clusters back (devices with
+			   discard), promote what proved hot. */
 			for (k = 0; k < rt->nr_swap; k++)
 				swap_discard_run(&rt->swap[k]);
+			promote_scan(rt);
 			memcg_reclaim_sleep(rt, 100, false);
 			continue;
 		}

@@ -68,6 +68,12 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_MTHP_64KB_SWPOUT_FALLBACK] = "mthp_64kB_swpout_fallback",
 	[USWAP_SWAP_RA] = "swap_ra",
 	[USWAP_SWAP_RA_HIT] = "swap_ra_hit",
+	[USWAP_PGDEMOTE_KSWAPD] = "pgdemote_kswapd",
+	[USWAP_PGDEMOTE_DIRECT] = "pgdemote_direct",
+	[USWAP_PGDEMOTE_FAIL] = "pgdemote_fail",
+	[USWAP_PGPROMOTE_SUCCESS] = "pgpromote_success",
+	[USWAP_PGPROMOTE_CANDIDATE] = "pgpromote_candidate",
+	[USWAP_DEMOTED_BYTES] = "demoted_bytes",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
@@ -145,6 +151,18 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		pthread_rwlock_rdlock(&rt->op_lock);
 		values[USWAP_METADATA_BYTES] = rt->meta_bytes;
 		pthread_rwlock_unlock(&rt->op_lock);
+	}
+	if (n > USWAP_DEMOTED_BYTES) {
+		uint64_t nodes = rt->memcg->tier_nodes, pages = 0;
+
+		while (nodes) {
+			int node = __builtin_ctzll(nodes);
+
+			nodes &= nodes - 1;
+			pages += atomic_load(&rt->memcg->member[rt->member].demoted[node]);
+		}
+		pages -= MIN(pages, tiering_inflight(rt));
+		values[USWAP_DEMOTED_BYTES] = pages << PAGE_SHIFT;
 	}
 	if (rt->zswap && n >= USWAP_NR_COUNTERS)
 		read_zswap(rt, values);
@@ -277,6 +295,37 @@ static void write_swap_row(struct out *o, struct uswap_runtime *rt, unsigned k)
 		   (unsigned long long)swap_discard_count(si));
 }
 
+/*
+ * The tier budgets (--tier-max): each slower node that takes demoted
+ * pages, for the whole tree, and this process's share.
+ */
+static void write_tiers(struct out *o, struct uswap_runtime *rt)
+{
+	struct memcg *mc = rt->memcg;
+	uint64_t nodes = mc->tier_nodes;
+	bool first = true;
+
+	out_printf(o, " \"tiers\": [");
+	while (nodes) {
+		int n = __builtin_ctzll(nodes);
+		struct tier_budget *tb = &mc->tier[n];
+
+		nodes &= nodes - 1;
+		out_printf(o, "%s{\"node\": %d, \"max_kib\": %llu, "
+			   "\"high_kib\": %llu, \"charged_kib\": %llu, "
+			   "\"peak_kib\": %llu, \"own_kib\": %llu}",
+			   first ? "" : ", ", n,
+			   (unsigned long long)tb->max << (PAGE_SHIFT - 10),
+			   (unsigned long long)tb->high << (PAGE_SHIFT - 10),
+			   (unsigned long long)atomic_load(&tb->charged) << (PAGE_SHIFT - 10),
+			   (unsigned long long)atomic_load(&tb->peak) << (PAGE_SHIFT - 10),
+			   (unsigned long long)atomic_load(&mc->member[rt->member].demoted[n])
+				<< (PAGE_SHIFT - 10));
+		first = false;
+	}
+	out_printf(o, "],\n");
+}
+
 EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 {
 	uint64_t v[USWAP_NR_COUNTERS], hist[USWAP_LATENCY_BUCKETS], hwm, rss;
@@ -300,6 +349,7 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 	for (i = 0; i < rt->nr_swap; i++)
 		write_swap_row(o, rt, i);
 	out_printf(o, "],\n");
+	write_tiers(o, rt);
 	out_printf(o, " \"fault_latency_us\": {");
 	for (i = 0; i < USWAP_LATENCY_BUCKETS; i++)
 		out_printf(o, "%s\"%llu\": %llu", i ? ", " : "",

@@ -56,7 +56,7 @@ done
 python3 - "$T/s.json" "$RUN" <<'PY' || fail "stat --json: $(cat "$T/s.json")"
 import json, os, sys
 s = json.load(open(sys.argv[1])); run = int(sys.argv[2])
-assert set(s) == {"tree", "vmstat", "swaps", "fault_latency_us", "process", "processes"}, list(s)
+assert set(s) == {"tree", "vmstat", "swaps", "tiers", "fault_latency_us", "process", "processes"}, list(s)
 t = s["tree"]
 assert t["run_pid"] == run and "usemem" in t["command"], t
 assert os.path.isdir(t["stats_dir"]), t

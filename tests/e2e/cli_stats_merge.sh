@@ -27,6 +27,7 @@ esac
 cat >"$T/a.json" <<'J'
 {"vmstat": {"pgfault": 100, "pgmajfault": 10, "pswpin": 40, "pswpout": 50, "resident_bytes": 0, "resident_peak": 67108864, "swap_used_bytes": 4096, "max_bytes": 67108864, "high_bytes": 60358656, "reclaim_stall_us": 7},
  "swaps": [{"path": "/tmp/uswap-swap.1 (deleted)", "type": "file", "size_kib": 1048576, "used_kib": 4, "prio": -2, "node": 0, "direct_io": true}],
+ "tiers": [{"node": 2, "max_kib": 65536, "high_kib": 58980, "charged_kib": 1024, "peak_kib": 2048, "own_kib": 1024}],
  "fault_latency_us": {"1": 1, "2": 5, "4": 0},
  "process": {"pid": 11, "rss_peak_kib": 70000, "rss_kib": 100, "folio_size": 65536, "uffd_features": 1, "write_protect": true}}
 J
@@ -64,6 +65,8 @@ paths = sorted(x["path"] for x in s["swaps"])
 assert paths == ["/tmp/uswap-swap.1 (deleted)", '/tmp/with "quote"'], paths
 assert {x["direct_io"] for x in s["swaps"]} == {True, False}
 assert s["fault_latency_us"] == {"1": 3, "2": 5, "4": 0, "8": 3}, s["fault_latency_us"]
+assert s["tiers"] == [{"pid": 11, "node": 2, "max_kib": 65536, "high_kib": 58980,
+                       "charged_kib": 1024, "peak_kib": 2048, "own_kib": 1024}], s["tiers"]
 assert s["process"] == {"rss_peak_kib": 70000, "processes": 2}, s["process"]
 PY
 else
@@ -75,7 +78,7 @@ fi
 "$U" run --stats "$T/e.json" -- true 2>"$T/err" || fail "no statistics: exit $?"
 [ -s "$T/err" ] && fail "no statistics without --verbose warned: $(cat "$T/err")"
 tr -d ' \n' <"$T/e.json" >"$T/e.flat"
-[ "$(cat "$T/e.flat")" = '{"vmstat":{},"swaps":[],"fault_latency_us":{},"process":{"rss_peak_kib":0,"processes":0}}' ] ||
+[ "$(cat "$T/e.flat")" = '{"vmstat":{},"swaps":[],"tiers":[],"fault_latency_us":{},"process":{"rss_peak_kib":0,"processes":0}}' ] ||
 	fail "empty statistics: $(cat "$T/e.json")"
 "$U" run --verbose -- true 2>"$T/err" || fail "--verbose: exit $?"
 [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "no process wrote statistics" "$T/err" ||

@@ -63,6 +63,7 @@
 #include <strings.h>
 
 #include "compress.h"
+#include "internal.h"
 #include "swapdev.h"
 #include "uswap.h"
 #include "fuzzlib.h"
@@ -81,14 +82,15 @@ enum opt {
 	O_MAX, O_HIGH, O_FOLIO, O_MIN_REGION, O_SWAP_SIZE, O_SWAP_DIR,
 	O_STATS, O_FAULT_THREADS, O_VERBOSE, O_UFFD, O_SWAP, O_ZSWAP,
 	O_ZSWAP_MAX, O_ZSWAP_ACCEPT, O_ZSWAP_UNIT, O_ZSWAP_THREADS,
-	O_SWAPTAB, O_SWAP_NODE_POLICY, O_VERIFY, NR_OPTS
+	O_SWAPTAB, O_SWAP_NODE_POLICY, O_VERIFY, O_DEMOTION, O_TIER_MAX,
+	NR_OPTS
 };
 
 static const char *const opt_names[NR_OPTS] = {
 	"max", "high", "folio", "min-region", "swap-size", "swap-dir",
 	"stats", "fault-threads", "verbose", "uffd-features-off", "swap",
 	"zswap", "zswap-max", "zswap-accept", "zswap-unit", "zswap-threads",
-	"swaptab", "swap-node-policy", "verify",
+	"swaptab", "swap-node-policy", "verify", "demotion", "tier-max",
 };
 
 static const char *const env_names[NR_OPTS] = {
@@ -97,7 +99,8 @@ static const char *const env_names[NR_OPTS] = {
 	"USWAP_FAULT_THREADS", "USWAP_VERBOSE", "USWAP_UFFD_FEATURES_OFF",
 	"USWAP_SWAP", "USWAP_ZSWAP", "USWAP_ZSWAP_MAX", "USWAP_ZSWAP_ACCEPT",
 	"USWAP_ZSWAP_UNIT", "USWAP_ZSWAP_THREADS", "USWAP_SWAPTAB",
-	"USWAP_SWAP_NODE_POLICY", "USWAP_VERIFY",
+	"USWAP_SWAP_NODE_POLICY", "USWAP_VERIFY", "USWAP_DEMOTION",
+	"USWAP_TIER_MAX",
 };
 
 /* The fields of struct uswap_options, named as their options ("#NAME"). */
@@ -127,6 +130,8 @@ static const struct field {
 	FIELD(flags, "flags"),
 	FIELD(uffd_features_off, "uffd-features-off"),
 	FIELD(tree_fd, "tree-fd"),
+	FIELD(demotion, "demotion"),
+	FIELD(tier_max, "tier-max"),
 };
 
 struct record {
@@ -341,6 +346,40 @@ static int ref_set_swap(struct uswap_options *o, const char *value)
 	return 0;
 }
 
+/*
+ * --tier-max NODE=SIZE[,NODE=SIZE]...: NODE digits below 64, SIZE at
+ * least 1M, each node once, no empty item; "" clears it.
+ */
+static int ref_set_tier_max(struct uswap_options *o, const char *value)
+{
+	uint64_t seen = 0, v;
+	const char *p = value;
+	char item[64];
+
+	if (strlen(value) >= sizeof(o->tier_max))
+		return -EINVAL;
+	while (*p) {
+		size_t n = strcspn(p, ","), d = 0;
+		unsigned long node = 0;
+
+		if (!n || n >= sizeof(item))
+			return -EINVAL;
+		memcpy(item, p, n);
+		item[n] = 0;
+		while (item[d] >= '0' && item[d] <= '9' && node < 1000)
+			node = node * 10 + (unsigned long)(item[d++] - '0');
+		if (!d || item[d] != '=' || node >= 64 || (seen >> node & 1) ||
+		    uswap_size_parse(item + d + 1, &v) || v < SZ_1M)
+			return -EINVAL;
+		seen |= 1ull << node;
+		p += n;
+		if (*p == ',' && !*++p)
+			return -EINVAL;
+	}
+	strcpy(o->tier_max, value);
+	return 0;
+}
+
 static int ref_set_zswap(char *field, size_t size, const char *value)
 {
 	char why[160];
@@ -371,6 +410,7 @@ static int ref_set_choice(unsigned *field, const char *value, const char *a,
 /* What uswap_options_set(o, opt_names[id], value) should do to *o. */
 static int ref_set(struct uswap_options *o, int id, const char *value)
 {
+	char why[512];
 	uint64_t v;
 
 	if (!value) {
@@ -431,6 +471,15 @@ static int ref_set(struct uswap_options *o, int id, const char *value)
 		else
 			return -EINVAL;
 		return 0;
+	case O_DEMOTION:
+		/* The SPEC grammar has its own model (demotion_fuzz.c). */
+		if (strlen(value) >= sizeof(o->demotion) ||
+		    demotion_option_check(value, why, sizeof(why)))
+			return -EINVAL;
+		strcpy(o->demotion, value);
+		return 0;
+	case O_TIER_MAX:
+		return ref_set_tier_max(o, value);
 	}
 	return -EINVAL;
 }
@@ -478,6 +527,8 @@ static void check_valid(const struct uswap_options *o)
 	CHECK(terminated(o->swap_dir, sizeof(o->swap_dir)));
 	CHECK(terminated(o->stats_path, sizeof(o->stats_path)));
 	CHECK(terminated(o->zswap, sizeof(o->zswap)));
+	CHECK(terminated(o->demotion, sizeof(o->demotion)));
+	CHECK(terminated(o->tier_max, sizeof(o->tier_max)));
 	CHECK(!o->max || o->max >= SZ_1M);
 	CHECK(!o->high || o->high >= SZ_4K);
 	CHECK(!o->min_region || o->min_region >= SZ_4K);

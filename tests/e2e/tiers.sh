@@ -1,0 +1,63 @@
+#!/bin/sh
+# Description: --demotion and --tier-max: bad values exit 2 with a message naming the field (a cycle, a bad size, a repeated node); a node that is not a demotion target stops the run (exit 125); on a topology (fixture "three": 0,1 DRAM > 2 PMEM > 3 CXL) whose slow nodes this machine lacks, every demotion fails over to swap (pgdemote_fail) and every byte survives; the tier budgets are in the stats.
+B=${USWAP_BUILD:-$(dirname "$0")/../../build}
+U=$B/uswap
+S=$B/tests/e2e/stress
+F=$(cd "$(dirname "$0")/../fixtures/sysfs-tiers/three" && pwd)
+[ -x "$U" ] && [ -x "$S" ] || { echo "SKIP: $U or $S is not built" >&2; exit 77; }
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# usage MESSAGE ARGS...: uswap run ARGS exits 2 with "uswap: MESSAGE".
+usage() {
+	msg=$1
+	shift
+	"$U" run "$@" -- true >"$T/out" 2>"$T/err"
+	rc=$?
+	[ $rc -eq 2 ] || fail "uswap run $*: exit $rc, expected 2 ($(cat "$T/err"))"
+	grep -qxF "uswap: $msg" "$T/err" || fail "uswap run $*: stderr is '$(cat "$T/err")', expected 'uswap: $msg'"
+}
+
+usage '--demotion "0>2;2>0": demotion 0->2->0 is a cycle' --demotion '0>2;2>0'
+usage '--demotion "0>0": demotion 0->0 is a cycle (a node cannot demote to itself)' --demotion '0>0'
+usage '--tier-max "2=abc": "abc" is not a size of at least 1M' --tier-max 2=abc
+usage '--tier-max "2": "2" is not NODE=SIZE (a node number below 64, then a size)' --tier-max 2
+usage '--tier-max "2=1G,2=2G": node 2 is given twice' --tier-max 2=1G,2=2G
+USWAP_TIER_MAX=2=512K usage 'USWAP_TIER_MAX "2=512K": "512K" is not a size of at least 1M'
+
+# jget FILE EXPR: a value of the stats JSON.
+jget() {
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# A node that exists but is not a target: the runtime refuses to start.
+USWAP_SYSFS_ROOT=$F "$U" run --max 16M --tier-max 1=32M -- true 2>"$T/err"
+rc=$?
+[ $rc -eq 125 ] || fail "--tier-max 1=32M on fixture three: exit $rc, expected 125 ($(cat "$T/err"))"
+grep -q -- "--tier-max: node 1 is not a demotion target here" "$T/err" ||
+	fail "no message naming node 1: $(cat "$T/err")"
+
+# The kernel's targets of fixture three, node 2's budget given, node 3's
+# defaulting to --max.  This machine has no node 2: every move fails.
+USWAP_SYSFS_ROOT=$F "$U" run --max 16M --tier-max 2=32M --stats "$T/s.json" -- \
+	"$S" --mmap --size 48M --threads 2 --ops 3000 >"$T/out" 2>"$T/err" ||
+	fail "stress under demotion that cannot happen: $(cat "$T/err")"
+grep -q "all bytes verified" "$T/out" || fail "stress did not verify: $(cat "$T/out")"
+grep -q "demotion: move_pages failed" "$T/err" || fail "the failed demotion was not logged: $(cat "$T/err")"
+[ "$(grep -c "demotion: move_pages failed" "$T/err")" -eq 1 ] || fail "logged more than once"
+[ "$(jget "$T/s.json" "d['vmstat']['pgdemote_fail'] > 0")" = True ] || fail "pgdemote_fail is 0"
+[ "$(jget "$T/s.json" "d['vmstat']['pswpout'] > 0")" = True ] || fail "nothing went to swap"
+[ "$(jget "$T/s.json" "d['vmstat']['pgdemote_kswapd'] + d['vmstat']['pgdemote_direct'] + d['vmstat']['demoted_bytes']")" = 0 ] ||
+	fail "pages counted as demoted: $(jget "$T/s.json" "d['vmstat']")"
+[ "$(jget "$T/s.json" "sorted((t['node'], t['max_kib'], t['charged_kib'], t['peak_kib']) for t in d['tiers'])")" = \
+  "[(2, 32768, 0, 0), (3, 16384, 0, 0)]" ] || fail "tier rows: $(jget "$T/s.json" "d['tiers']")"
+
+# An override: only node 3 is a target.  "none": no tiers at all.
+USWAP_SYSFS_ROOT=$F "$U" run --max 16M --demotion '0>3;1>3' --stats "$T/s.json" -- \
+	"$S" --mmap --size 24M --threads 1 --ops 500 >"$T/out" 2>"$T/err" || fail "override: $(cat "$T/err")"
+[ "$(jget "$T/s.json" "[t['node'] for t in d['tiers']]")" = "[3]" ] || fail "override tiers: $(jget "$T/s.json" "d['tiers']")"
+USWAP_SYSFS_ROOT=$F "$U" run --max 16M --demotion none --stats "$T/s.json" -- \
+	"$S" --mmap --size 24M --threads 1 --ops 500 >"$T/out" 2>"$T/err" || fail "none: $(cat "$T/err")"
+[ "$(jget "$T/s.json" "(d['tiers'], d['vmstat']['pgdemote_fail'])")" = "([], 0)" ] || fail "--demotion none still demotes"
+exit 0
