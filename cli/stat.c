@@ -399,6 +399,36 @@ static void show_budget(FILE *f, const struct view *v)
 	fputc('\n', f);
 }
 
+/*
+ * The slower nodes that take demoted memory (--tier-max), one bar each:
+ * a node's charge is the tree's, so the first process that lists it says.
+ */
+static void show_tiers(FILE *f, const struct view *v)
+{
+	uint64_t shown = 0;
+	char a[16], b[16];
+	size_t i, j;
+
+	for (i = 0; i < v->nr; i++) {
+		const struct json_value *t = json_get(v->procs[i].doc, "tiers");
+
+		for (j = 0; t && t->type == JSON_ARRAY && j < t->n; j++) {
+			uint64_t node = row_get(t->items[j], "node");
+			uint64_t used = row_get(t->items[j], "charged_kib") << 10;
+			uint64_t max = row_get(t->items[j], "max_kib") << 10;
+
+			if (node >= 64 || (shown >> node & 1))
+				continue;
+			shown |= 1ull << node;
+			fprintf(f, "node %-2llu", (unsigned long long)node);
+			bar(f, used, max);
+			fprintf(f, " %3.0f%%  %s demoted of %s\n",
+				max ? (double)used * 100 / (double)max : 0.0,
+				human((double)used, a), human((double)max, b));
+		}
+	}
+}
+
 static const char *row_str(const struct json_value *row, const char *name)
 {
 	const struct json_value *x = json_get(row, name);
@@ -614,6 +644,7 @@ static void show(FILE *f, const struct tree *t, const struct view *v,
 
 	show_tree(f, t, v);
 	show_budget(f, v);
+	show_tiers(f, v);
 	show_swap(f, d, n);
 	if (r)
 		show_rates(f, r);

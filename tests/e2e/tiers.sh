@@ -1,5 +1,5 @@
 #!/bin/sh
-# Description: --demotion and --tier-max: bad values exit 2 with a message naming the field (a cycle, a bad size, a repeated node); a node that is not a demotion target stops the run (exit 125); on a topology (fixture "three": 0,1 DRAM > 2 PMEM > 3 CXL) whose slow nodes this machine lacks, every demotion fails over to swap (pgdemote_fail) and every byte survives; the tier budgets are in the stats.
+# Description: --demotion and --tier-max: bad values exit 2 with a message naming the field (a cycle, a bad size, a repeated node); a node that is not a demotion target stops the run (exit 125); on a topology (fixture "three": 0,1 DRAM > 2 PMEM > 3 CXL) whose slow nodes this machine lacks, every demotion fails over to swap (pgdemote_fail) and every byte survives; the tier budgets are in the stats and in uswap stat.
 B=${USWAP_BUILD:-$(dirname "$0")/../../build}
 U=$B/uswap
 S=$B/tests/e2e/stress
@@ -52,6 +52,23 @@ grep -q "demotion: move_pages failed" "$T/err" || fail "the failed demotion was 
 	fail "pages counted as demoted: $(jget "$T/s.json" "d['vmstat']")"
 [ "$(jget "$T/s.json" "sorted((t['node'], t['max_kib'], t['charged_kib'], t['peak_kib']) for t in d['tiers'])")" = \
   "[(2, 32768, 0, 0), (3, 16384, 0, 0)]" ] || fail "tier rows: $(jget "$T/s.json" "d['tiers']")"
+
+# uswap stat shows each target node's budget under the tree's.
+M=$B/bench/usemem
+if [ -x "$M" ]; then
+	USWAP_SYSFS_ROOT=$F "$U" run --max 16M --tier-max 2=32M -- "$M" --size 24M --passes 65535 \
+		>/dev/null 2>&1 &
+	run=$!
+	for _ in $(seq 100); do
+		"$U" stat "$run" >"$T/stat" 2>&1 && grep -q "^node 3 " "$T/stat" && break
+		sleep 0.1
+	done
+	kill "$run" 2>/dev/null
+	wait "$run" 2>/dev/null
+	grep -q '^node 2 \[-*\]   0%  0B demoted of 32.0M$' "$T/stat" &&
+		grep -q '^node 3 \[-*\]   0%  0B demoted of 16.0M$' "$T/stat" ||
+		fail "uswap stat does not show the tiers: $(cat "$T/stat")"
+fi
 
 # An override: only node 3 is a target.  "none": no tiers at all.
 USWAP_SYSFS_ROOT=$F "$U" run --max 16M --demotion '0>3;1>3' --stats "$T/s.json" -- \
