@@ -65,7 +65,8 @@ struct tiering {
 	struct demotion_map map;
 	int home[MEM_MAX_NODES];	/* where a node's folios are promoted to */
 	unsigned rr;			/* spreads demotion over equal targets */
-	_Atomic uint64_t inflight;	/* pages charged to tiers, still moving */
+	/* Pages charged to each node for a move still in progress. */
+	_Atomic uint64_t inflight[MEM_MAX_NODES];
 	uint64_t tokens;		/* promotion budget, pages */
 	uint64_t refill_us;
 	bool logged_move, logged_promote;
@@ -280,9 +281,9 @@ int tiering_setup(struct uswap_runtime *rt)
 }
 
 /* Pages charged to tiers for a move still in progress (not there yet). */
-uint64_t tiering_inflight(struct uswap_runtime *rt)
+uint64_t tiering_inflight(struct uswap_runtime *rt, int node)
 {
-	return rt->tiering ? atomic_load(&rt->tiering->inflight) : 0;
+	return rt->tiering ? atomic_load(&rt->tiering->inflight[node]) : 0;
 }
 
 void tiering_destroy(struct uswap_runtime *rt)
@@ -304,6 +305,17 @@ static long move_pages_to(unsigned n, void **pages, const int *nodes,
  * A target of from with room for nr pages (charged there): the preferred
  * nodes in turn, then the other allowed ones.  -1 when all are full.
  */
+static bool try_target(struct tiering *tg, struct uswap_runtime *rt, int to,
+		       unsigned nr)
+{
+	/* In flight before it is charged: stats never count it as there. */
+	atomic_fetch_add(&tg->inflight[to], nr);
+	if (tier_try_charge(rt, to, nr))
+		return true;
+	atomic_fetch_sub(&tg->inflight[to], nr);
+	return false;
+}
+
 static int target_charge(struct uswap_runtime *rt, int from, unsigned nr)
 {
 	struct tiering *tg = rt->tiering;
@@ -312,13 +324,13 @@ static int target_charge(struct uswap_runtime *rt, int from, unsigned nr)
 
 	if (to < 0)
 		return -1;
-	if (tier_try_charge(rt, to, nr))
+	if (try_target(tg, rt, to, nr))
 		return to;
 	rest = tg->map.allowed[from] & ~(1ull << to);
 	while (rest) {
 		to = __builtin_ctzll(rest);
 		rest &= rest - 1;
-		if (tier_try_charge(rt, to, nr))
+		if (try_target(tg, rt, to, nr))
 			return to;
 	}
 	return -1;
@@ -355,7 +367,6 @@ void demote_folios(struct uswap_runtime *rt, struct demote_folio *df,
 	}
 	if (!m)
 		goto count;
-	atomic_store(&tg->inflight, m);
 	ret = move_pages_to(m, tg->pages, tg->nodes, tg->status);
 	if (ret < 0)
 		uswap_log_once(&tg->logged_move, "demotion: move_pages failed (%s): folios go to swap instead (counted as pgdemote_fail)",
@@ -369,15 +380,16 @@ void demote_folios(struct uswap_runtime *rt, struct demote_folio *df,
 			all &= ret >= 0 && tg->status[m] == df[k].to;
 		if (all) {
 			moved += df[k].nr_pages;
+			atomic_fetch_sub(&tg->inflight[df[k].to], df[k].nr_pages);
 			continue;
 		}
 		tier_uncharge(rt, df[k].to, df[k].nr_pages);
+		atomic_fetch_sub(&tg->inflight[df[k].to], df[k].nr_pages);
 		df[k].to = -1;
 		failed += df[k].nr_pages;
 		if (ret > 0)
 			uswap_log_once(&tg->logged_move, "demotion: some pages could not move to their node: those folios go to swap instead (counted as pgdemote_fail)");
 	}
-	atomic_store(&tg->inflight, 0);
 count:
 	count_event(rt, direct ? USWAP_PGDEMOTE_DIRECT : USWAP_PGDEMOTE_KSWAPD,
 		    moved);
@@ -583,7 +595,7 @@ void promote_scan(struct uswap_runtime *rt)
 	for (n = 0; n < rt->nr_regions; n++) {
 		struct region *r = rt->regions[n];
 
-		if (!r->lru[LRU_DEMOTED].nr_folios || r->busy_end)
+		if (r->busy_end)	/* written under op_lock (write) */
 			continue;
 		np = promote_walk(rt, r, &na);
 		promote_arm(rt, r, na);

@@ -401,7 +401,7 @@ struct demote_folio {
 };
 int tiering_setup(struct uswap_runtime *rt);
 void tiering_destroy(struct uswap_runtime *rt);
-uint64_t tiering_inflight(struct uswap_runtime *rt);
+uint64_t tiering_inflight(struct uswap_runtime *rt, int node);
 void demote_folios(struct uswap_runtime *rt, struct demote_folio *df,
 		   unsigned n, bool direct);
 void demote_finish(struct uswap_runtime *rt, struct region *r, uint32_t i,

@@ -117,6 +117,15 @@ static void read_zswap(struct uswap_runtime *rt, uint64_t *v)
 	v[USWAP_MTHP_2048KB_ZSWPOUT] = st.mthp_zswpout[2];
 }
 
+/* This process's pages on node, not counting a move still in flight. */
+static uint64_t demoted_pages(struct uswap_runtime *rt, int node)
+{
+	uint64_t inflight = tiering_inflight(rt, node);
+	uint64_t own = atomic_load(&rt->memcg->member[rt->member].demoted[node]);
+
+	return own > inflight ? own - inflight : 0;
+}
+
 EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n)
 {
 	size_t i;
@@ -159,9 +168,8 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 			int node = __builtin_ctzll(nodes);
 
 			nodes &= nodes - 1;
-			pages += atomic_load(&rt->memcg->member[rt->member].demoted[node]);
+			pages += demoted_pages(rt, node);
 		}
-		pages -= MIN(pages, tiering_inflight(rt));
 		values[USWAP_DEMOTED_BYTES] = pages << PAGE_SHIFT;
 	}
 	if (rt->zswap && n >= USWAP_NR_COUNTERS)
@@ -297,7 +305,8 @@ static void write_swap_row(struct out *o, struct uswap_runtime *rt, unsigned k)
 
 /*
  * The tier budgets (--tier-max): each slower node that takes demoted
- * pages, for the whole tree, and this process's share.
+ * pages, for the whole tree (its charge includes moves in flight), and
+ * this process's share (pages that arrived).
  */
 static void write_tiers(struct out *o, struct uswap_runtime *rt)
 {
@@ -319,8 +328,7 @@ static void write_tiers(struct out *o, struct uswap_runtime *rt)
 			   (unsigned long long)tb->high << (PAGE_SHIFT - 10),
 			   (unsigned long long)atomic_load(&tb->charged) << (PAGE_SHIFT - 10),
 			   (unsigned long long)atomic_load(&tb->peak) << (PAGE_SHIFT - 10),
-			   (unsigned long long)atomic_load(&mc->member[rt->member].demoted[n])
-				<< (PAGE_SHIFT - 10));
+			   (unsigned long long)demoted_pages(rt, n) << (PAGE_SHIFT - 10));
 		first = false;
 	}
 	out_printf(o, "],\n");

@@ -17,6 +17,10 @@
  *   tiering promote SPEC    after demotion, a few folios written again and
  *                           again move back to node 0 (pgpromote_success);
  *                           folios written once stay (hysteresis)
+ *   tiering fork SPEC       after demotion, a child sees every byte (demoted
+ *                           pages included), rewrites some, and exits; the
+ *                           parent's memory is intact and node 2's charge
+ *                           is the parent's own again
  *
  * SPEC is the --demotion value ("0>2").  Each page holds a pattern of its
  * index and a version; every page is checked at the end.  Exit 0, 1 on a
@@ -29,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "uswap.h"
@@ -250,12 +255,72 @@ static int promote(const char *spec)
 	return 0;
 }
 
+/* Node 2's charge for the whole tree, from the stats ("charged_kib"). */
+static unsigned long long tree_charged_kib(void)
+{
+	static char buf[1 << 16];
+	int fd = memfd_create("stats", 0);
+	const char *p;
+	ssize_t n;
+
+	if (fd < 0 || uswap_stats_write_json(rt, fd))
+		fail("stats");
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	close(fd);
+	if (n <= 0)
+		fail("stats read");
+	buf[n] = 0;
+	p = strstr(buf, "\"node\": 2,");
+	p = p ? strstr(p, "\"charged_kib\": ") : NULL;
+	if (!p)
+		fail("no row for node 2 in the stats");
+	return strtoull(p + strlen("\"charged_kib\": "), NULL, 10);
+}
+
+static int forked(const char *spec)
+{
+	unsigned long long own, tree;
+	int status;
+	pid_t pid;
+	size_t i;
+
+	start(spec, "16M", "2=64M", 32 * MIB);
+	report("before fork");
+	own = counter(USWAP_DEMOTED_BYTES) >> 10;
+	if (!own)
+		fail("nothing was demoted");
+	pid = fork();
+	if (pid < 0)
+		fail("fork");
+	if (!pid) {
+		check_all();	/* the parent's memory, demoted pages included */
+		for (i = 0; i < npages; i += 7)
+			put(i);
+		check_all();
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status))
+		fail("the child failed");
+	check_all();
+	/* The child's member is released at its exit or reaped within 1 s. */
+	for (i = 0; i < 50 && (tree = tree_charged_kib()) !=
+	     (counter(USWAP_DEMOTED_BYTES) >> 10); i++)
+		usleep(100000);
+	tree = tree_charged_kib();
+	printf("tiering: node 2 charge %llu KiB (the parent's %llu KiB, %llu before fork)\n",
+	       tree, (unsigned long long)(counter(USWAP_DEMOTED_BYTES) >> 10), own);
+	if (tree != counter(USWAP_DEMOTED_BYTES) >> 10)
+		fail("node 2's charge is not the parent's own after the child ended");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ret;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: tiering demote|full|promote SPEC\n");
+		fprintf(stderr, "usage: tiering demote|full|promote|fork SPEC\n");
 		return 2;
 	}
 	if (access("/sys/devices/system/node/node2", F_OK)) {
@@ -268,6 +333,8 @@ int main(int argc, char **argv)
 		ret = full(argv[2]);
 	else if (!strcmp(argv[1], "promote"))
 		ret = promote(argv[2]);
+	else if (!strcmp(argv[1], "fork"))
+		ret = forked(argv[2]);
 	else
 		return 2;
 	uswap_runtime_destroy(rt);
