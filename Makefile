@@ -37,7 +37,7 @@ WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes
 	-Wmissing-prototypes -Wpointer-arith -Wformat=2
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iinclude -Isrc -pthread
-LDLIBS := -pthread -llz4 -lzstd -lz -luring
+LDLIBS := -pthread -llz4 -lzstd -lz -luring -lsodium
 
 LIB_SRCS := $(wildcard src/*.c)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)

@@ -126,6 +126,13 @@ static const char help_text[] =
 "                        carries a crc32c, checked when it is read back; a\n"
 "                        page that fails gives PROG SIGBUS there, never bad\n"
 "                        data.  off: no checksums (the pool keeps its own)\n"
+"  --encrypt on|off      on: what goes to a swap device is encrypted and\n"
+"                        authenticated (XChaCha20-Poly1305, a random key per\n"
+"                        run, held in locked memory, never written anywhere);\n"
+"                        a page whose bytes on the device were changed or\n"
+"                        moved gives PROG SIGBUS there, never bad data, even\n"
+"                        with --verify off.  The compressed pool is memory\n"
+"                        and stays plain.  off (the default): plaintext\n"
 "  --demotion auto|none|SPEC\n"
 "                        on a machine with slower memory nodes (CPU-less NUMA\n"
 "                        nodes: PMEM, CXL), cold folios move there before they\n"
@@ -160,7 +167,7 @@ static const char help_text[] =
 "  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_SWAP,\n"
 "  USWAP_ZSWAP, USWAP_ZSWAP_MAX, USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT,\n"
 "  USWAP_ZSWAP_THREADS, USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY, USWAP_VERIFY,\n"
-"  USWAP_DEMOTION, USWAP_TIER_MAX, USWAP_FALLBACK\n"
+"  USWAP_ENCRYPT, USWAP_DEMOTION, USWAP_TIER_MAX, USWAP_FALLBACK\n"
 "                        the option of the same name (USWAP_SWAP: SPECs one\n"
 "                        per line)\n"
 "  USWAP_SYSFS_ROOT      read the NUMA topology under this directory instead\n"
@@ -243,6 +250,7 @@ static const struct cli_option {
 	{ "zswap-unit",		"USWAP_ZSWAP_UNIT",		true },
 	{ "zswap-threads",	"USWAP_ZSWAP_THREADS",		true },
 	{ "verify",		"USWAP_VERIFY",			true },
+	{ "encrypt",		"USWAP_ENCRYPT",		true },
 	{ "demotion",		"USWAP_DEMOTION",		true },
 	{ "tier-max",		"USWAP_TIER_MAX",		true },
 };
@@ -687,6 +695,10 @@ static void export_env(const struct run_args *ra, const char *preload,
 		set_env("USWAP_VERIFY", "off");
 	else
 		unsetenv("USWAP_VERIFY");
+	if (o->flags & USWAP_OPT_ENCRYPT)
+		set_env("USWAP_ENCRYPT", "on");
+	else
+		unsetenv("USWAP_ENCRYPT");
 	if (o->demotion[0])
 		set_env("USWAP_DEMOTION", o->demotion);
 	else

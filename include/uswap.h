@@ -33,6 +33,8 @@ struct uswap_runtime;
 						   tree_fd (after exec) */
 #define USWAP_OPT_NO_VERIFY	(1u << 3)	/* no crc32c of swap slots ("verify
 						   off"; the pool's objects keep theirs) */
+#define USWAP_OPT_ENCRYPT	(1u << 4)	/* encrypt and authenticate what goes
+						   to a swap device ("encrypt on") */
 
 /* Values of struct uswap_options.swap_node_policy. */
 #define USWAP_SWAP_NODE_PAGE	1	/* the node of the memory swapped out (default) */
@@ -98,12 +100,16 @@ void uswap_options_init(struct uswap_options *opt);
  * "max", "high", "folio", "min-region", "swap", "swap-size", "swap-dir",
  * "stats", "fault-threads", "verbose", "zswap", "zswap-max", "zswap-accept",
  * "zswap-unit", "zswap-threads", "swaptab", "swap-node-policy", "verify",
- * "uffd-features-off".  "swap" takes a device SPEC (each call adds one;
+ * "encrypt", "uffd-features-off".  "swap" takes a device SPEC (each call adds one;
  * several, one per line, from the environment), "file" (the default: one
  * unnamed swap file in swap-dir; forgets the SPECs given) or "none"
  * (USWAP_OPT_NO_SWAP_FILE).  "verify" takes on (the default: every slot
  * written to a device carries a crc32c, checked on every read) or off
- * (USWAP_OPT_NO_VERIFY).  Sizes take K, M, G, T
+ * (USWAP_OPT_NO_VERIFY).  "encrypt" takes off (the default) or on
+ * (USWAP_OPT_ENCRYPT: what is written to a swap device is encrypted and
+ * authenticated with XChaCha20-Poly1305 under a random key that lives in
+ * locked memory for the runtime's life; every read is authenticated,
+ * whatever "verify" says).  Sizes take K, M, G, T
  * suffixes (powers of 1024) or a plain byte count.  On a bad name or value,
  * returns -EINVAL and writes one line naming the option and what was
  * expected into err (errlen bytes, may be 0).
@@ -116,7 +122,7 @@ int uswap_options_set(struct uswap_options *opt, const char *name,
  * USWAP_MIN_REGION, USWAP_SWAP, USWAP_SWAP_SIZE, USWAP_SWAP_DIR, USWAP_STATS,
  * USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_ZSWAP, USWAP_ZSWAP_MAX,
  * USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT, USWAP_ZSWAP_THREADS, USWAP_SWAPTAB,
- * USWAP_SWAP_NODE_POLICY, USWAP_VERIFY,
+ * USWAP_SWAP_NODE_POLICY, USWAP_VERIFY, USWAP_ENCRYPT,
  * USWAP_UFFD_FEATURES_OFF (each the
  * option of the same name, upper case, '-' as '_').  Errors as
  * uswap_options_set(), naming the variable.
@@ -252,6 +258,14 @@ enum uswap_counter {
 	USWAP_PGPROMOTE_SUCCESS,	/* pages moved back to a fast node */
 	USWAP_PGPROMOTE_CANDIDATE,	/* demoted pages found written to */
 	USWAP_DEMOTED_BYTES,		/* now: bytes on slower nodes (all tiers) */
+	USWAP_UFFD_EAGAIN,		/* userfaultfd copies and write-protects
+					   retried: the address space was changing */
+	USWAP_UFFD_EEXIST,		/* userfaultfd copies that found a page
+					   mapped already (left as it was) */
+	USWAP_SWAP_IO_SHORT,		/* device transfers that came back short
+					   and were resubmitted for the rest */
+	USWAP_SWAP_ENCRYPT,		/* pages encrypted on their way to a
+					   device (--encrypt on) */
 	USWAP_NR_COUNTERS
 };
 

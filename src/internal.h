@@ -298,6 +298,7 @@ int prim_uffd_register(int uffd, uintptr_t start, size_t len, bool wp);
 int prim_uffd_unregister(int uffd, uintptr_t start, size_t len);
 int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
 		   bool wp, size_t *copied);
+unsigned prim_uffd_eagain_take(void);
 int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect,
 		 bool wake);
 int prim_uffd_wake(int uffd, uintptr_t start, size_t len);

@@ -88,8 +88,10 @@ static void fault_repair(struct uswap_runtime *rt, uintptr_t addr)
 	int err = prim_uffd_copy(rt->uffd, addr, rt->zero_buf, PAGE_SIZE,
 				 false, NULL);
 
-	if (err == -EEXIST)
+	if (err == -EEXIST) {
+		count_event(rt, USWAP_UFFD_EEXIST, 1);
 		prim_uffd_wake(rt->uffd, addr, PAGE_SIZE);
+	}
 }
 
 /* A read error that trying again may cure: the data is not lost. */
@@ -100,8 +102,9 @@ static bool read_error_transient(int err)
 }
 
 /*
- * Read run slots from e on its device into dst and check them: 0, -EBADMSG
- * (a checksum), or the read's -errno.  A failure that loses data is logged
+ * Read run slots from e on its device into dst and check them (decrypt
+ * them, on a device that encrypts): 0, -EBADMSG (a checksum or a tag),
+ * or the read's -errno.  A failure that loses data is logged
  * once per device.
  */
 static int read_slots(struct uswap_runtime *rt, struct swap_io *io,
@@ -115,7 +118,7 @@ static int read_slots(struct uswap_runtime *rt, struct swap_io *io,
 	swap_count_io(rt, swp_type(e), false, err ? 0 : run,
 		      prim_now_us() - t0);
 	if (!err)
-		return swap_csum_verify(si, swp_offset(e), dst, run);
+		return swap_slots_check(si, swp_offset(e), dst, run);
 	if (!read_error_transient(err) && swap_log_first(si, SWAP_LOGGED_READ))
 		uswap_log("swap device %s: reading slots %u..%u failed (%s): "
 			  "that data is lost; the program gets SIGBUS where it "
@@ -281,7 +284,7 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 
 	for (k = 0; k < ft->ra_nr; k++) {
 		struct folio *g = &r->folios[i + 1 + k];
-		const void *src = (char *)ft->ra_buf + ((size_t)k * nr << PAGE_SHIFT);
+		void *src = (char *)ft->ra_buf + ((size_t)k * nr << PAGE_SHIFT);
 		uint32_t gl = ft->ra_flags[k], clean = F_CLEAN;
 		uintptr_t a;
 		size_t len;
@@ -289,13 +292,14 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 
 		folio_range(r, i + 1 + k, &a, &len, &page);
 		if (!cerr)
-			cerr = swap_csum_verify(&rt->swap[swp_type(ft->ra_first)],
+			cerr = swap_slots_check(&rt->swap[swp_type(ft->ra_first)],
 						swp_offset(ft->ra_first) + k * nr,
 						src, nr);
 		if (!cerr) {
 			cerr = prim_uffd_copy(rt->uffd, a, src, len, true, NULL);
 			if (cerr == -EEXIST) {
 				/* A page is not our copy: the folio is dirty. */
+				count_event(rt, USWAP_UFFD_EEXIST, 1);
 				region_free_entries(r, page, nr);
 				clean = 0;
 				cerr = 0;
@@ -427,6 +431,7 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	err = prim_uffd_copy(rt->uffd, addr, src, len, keep_clean, NULL);
 	if (err == -EEXIST) {
 		/* A page was mapped already, not from our copy: dirty. */
+		count_event(rt, USWAP_UFFD_EEXIST, 1);
 		keep_clean = false;
 	} else if (err) {
 		/* The range went away under us (unmapped by the program). */
@@ -598,6 +603,7 @@ static void handle_msg(struct fault_thread *ft, const struct uffd_msg *msg)
 		fault_wp(ft, addr);
 	else
 		fault_missing(ft, addr, flags & UFFD_PAGEFAULT_FLAG_WRITE);
+	count_event(ft->rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
 	fault_done(ft->rt, t0);
 }
 

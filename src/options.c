@@ -63,6 +63,7 @@ enum option_id {
 	OPT_SWAPTAB,
 	OPT_SWAP_NODE_POLICY,
 	OPT_VERIFY,
+	OPT_ENCRYPT,
 	OPT_DEMOTION,
 	OPT_TIER_MAX,
 	NR_OPTIONS
@@ -92,6 +93,7 @@ static const struct option_name {
 	[OPT_SWAPTAB]		= { "swaptab",		 "USWAP_SWAPTAB" },
 	[OPT_SWAP_NODE_POLICY]	= { "swap-node-policy",	 "USWAP_SWAP_NODE_POLICY" },
 	[OPT_VERIFY]		= { "verify",		 "USWAP_VERIFY" },
+	[OPT_ENCRYPT]		= { "encrypt",		 "USWAP_ENCRYPT" },
 	[OPT_DEMOTION]		= { "demotion",		 "USWAP_DEMOTION" },
 	[OPT_TIER_MAX]		= { "tier-max",		 "USWAP_TIER_MAX" },
 };
@@ -549,6 +551,17 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 			return -EINVAL;
 		}
 		return 0;
+	case OPT_ENCRYPT:
+		if (!strcmp(value, "on"))
+			opt->flags |= USWAP_OPT_ENCRYPT;
+		else if (!strcmp(value, "off"))
+			opt->flags &= ~USWAP_OPT_ENCRYPT;
+		else {
+			opt_err(err, errlen, "%s: \"%s\" is not a setting (expected on or off)",
+				label, value);
+			return -EINVAL;
+		}
+		return 0;
 	case OPT_ZSWAP:
 		return set_zswap(opt, label, value, err, errlen);
 	case OPT_ZSWAP_MAX:
@@ -613,7 +626,7 @@ EXPORT int uswap_options_set(struct uswap_options *opt, const char *name,
 			break;
 	}
 	if (id == NR_OPTIONS) {
-		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads, verify, demotion, tier-max or uffd-features-off)",
+		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads, verify, encrypt, demotion, tier-max or uffd-features-off)",
 			name);
 		return -EINVAL;
 	}
@@ -733,7 +746,8 @@ EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
 		return -EINVAL;
 	}
 	if (opt->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE |
-			   USWAP_OPT_JOIN_TREE | USWAP_OPT_NO_VERIFY)) {
+			   USWAP_OPT_JOIN_TREE | USWAP_OPT_NO_VERIFY |
+			   USWAP_OPT_ENCRYPT)) {
 		opt_err(err, errlen, "unknown flags 0x%x", opt->flags);
 		return -EINVAL;
 	}

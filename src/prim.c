@@ -125,6 +125,22 @@ int prim_uffd_unregister(int uffd, uintptr_t start, size_t len)
 }
 
 /*
+ * EAGAIN retries of this thread's userfaultfd ioctls since its last
+ * prim_uffd_eagain_take(): the caller knows the runtime and counts them
+ * (uffd_eagain).  Initial-exec TLS: nothing is allocated on first use,
+ * which is on the fault path.
+ */
+static __thread unsigned uffd_eagain __attribute__((tls_model("initial-exec")));
+
+unsigned prim_uffd_eagain_take(void)
+{
+	unsigned n = uffd_eagain;
+
+	uffd_eagain = 0;
+	return n;
+}
+
+/*
  * Tests (uffd_eexist): another thread installs the first page of the copy
  * just before us, with the same contents, as a racing resolver would.
  */
@@ -179,8 +195,10 @@ int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
 		}
 		if (c.copy > 0)
 			done += (size_t)c.copy;
-		if (err == EAGAIN)
+		if (err == EAGAIN) {
+			uffd_eagain++;
 			continue;
+		}
 		if (err != EEXIST) {
 			ret = -err;
 			break;
@@ -204,12 +222,15 @@ int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect, bool wake)
 	};
 
 	for (;;) {
-		if (prim_inject(INJECT_UFFD_EAGAIN, -1))
-			continue;	/* as the kernel's EAGAIN: again */
+		if (prim_inject(INJECT_UFFD_EAGAIN, -1)) {
+			uffd_eagain++;	/* as the kernel's EAGAIN: again */
+			continue;
+		}
 		if (ioctl(uffd, UFFDIO_WRITEPROTECT, &w) == 0)
 			return 0;
 		if (errno != EAGAIN)
 			return -errno;
+		uffd_eagain++;
 	}
 }
 

@@ -421,8 +421,10 @@ static void grow_last_folio(struct uswap_runtime *rt, struct region *n,
 		return;		/* the old end was on a folio boundary */
 	nr = (uint32_t)((a + len - old_end) >> PAGE_SHIFT);
 	memcg_force_charge(rt, nr);
-	prim_uffd_copy(rt->uffd, old_end, rt->zero_buf, a + len - old_end,
-		       rt->have_wp && (fl & F_ARMED), NULL);
+	if (prim_uffd_copy(rt->uffd, old_end, rt->zero_buf, a + len - old_end,
+			   rt->have_wp && (fl & F_ARMED), NULL) == -EEXIST)
+		count_event(rt, USWAP_UFFD_EEXIST, 1);
+	count_event(rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
 }
 
 /*

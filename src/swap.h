@@ -129,6 +129,13 @@ struct swap_info {
 	 * slot is published to readers.
 	 */
 	uint32_t *csum;
+	/*
+	 * Encryption at rest (crypt.h, --encrypt on): the device's salt, nonce
+	 * counter and per-slot tags, in shared memory; NULL when off or
+	 * without a file.  When set, the device gets only ciphertext
+	 * (page_io.c) and csum is NULL: the tag is the check.
+	 */
+	struct swap_crypt *crypt;
 	_Atomic unsigned logged;	/* SWAP_LOGGED_* (swap_io.h): said once */
 	char path[256];			/* for /proc/swaps-like output */
 	int prio;
@@ -160,7 +167,10 @@ int swap_info_validate(struct swap_info *si);
 /* page_io.c: device files and I/O. */
 int swap_file_create(struct swap_info *si, const char *dir, uint64_t size);
 void swap_file_close(struct swap_info *si);
-/* Write nr slots from iov; whole or -errno (short writes are errors). */
+/*
+ * Write nr slots from iov; whole or -errno (short writes are errors).  On
+ * a device that encrypts, iov's buffer is encrypted in place (scratch).
+ */
 struct iovec;
 int swap_write(struct swap_info *si, uint32_t offset, const struct iovec *iov,
 	       int iovcnt, size_t len);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * swap_io.h - swap device I/O contexts (io_uring or pread/pwrite) and the
- * discard of freed clusters.  page_io.c defines the I/O side and the
- * system calls of discard; swapfile.c defines the discard queue, because
- * parking a cluster while it is discarded is a move between its lists.
+ * swap_io.h - swap device I/O contexts (io_uring or pread/pwrite), the
+ * checks of what is read back (crc32c, or the AEAD of a device that
+ * encrypts: crypt.h), and the discard of freed clusters.  page_io.c
+ * defines the I/O side and the system calls of discard; swapfile.c
+ * defines the discard queue, because parking a cluster while it is
+ * discarded is a move between its lists.
  */
 #ifndef USWAP_SWAP_IO_H
 #define USWAP_SWAP_IO_H
@@ -58,7 +60,10 @@ struct swap_io_req {
 };
 
 /*
- * Write every request of reqs.  io_uring: all of them are queued and
+ * Write every request of reqs.  A request to a device that encrypts
+ * (si->crypt) must have whole slots; what reaches the device is sealed
+ * copies (the context's bounce buffer; without a context, slot by slot),
+ * and the caller's buffers are only read.  io_uring: all of them are queued and
  * submitted at once (up to the context's depth; more are queued as earlier
  * ones complete) and every completion is reaped before returning; a short
  * write is resubmitted for the rest.  Fallback (or io NULL): one pwritev
@@ -126,11 +131,35 @@ static inline size_t swap_csum_bytes(const struct swap_info *si)
 	return (size_t)si->nr_slots * sizeof(uint32_t);
 }
 
+/*
+ * Check nr slots from offset, just read into buf, before their data is
+ * used: on a device that encrypts, authenticate and decrypt each in place
+ * (crypt.c; --verify does not matter there: the tag is the check); then
+ * the crc32c where one is kept.  0, or -EBADMSG at the first slot that
+ * fails (logged once per device with its path and the slot).  The fault
+ * path calls this after every device read (memory.c).
+ */
+int swap_slots_check(struct swap_info *si, uint32_t offset, void *buf,
+		     uint32_t nr);
+
+/*
+ * This process's counts of page_io events (a child after fork starts
+ * from zero), summed over its runtimes: vmstat.c reports them.
+ */
+enum swap_io_stat {
+	SWAP_IO_SHORT,		/* transfers that came back short and were
+				   resubmitted for the rest (swap_io_short) */
+	SWAP_IO_SEALED,		/* slots encrypted for a device (swap_encrypt) */
+	SWAP_IO_NR_STATS
+};
+uint64_t swap_io_stat(enum swap_io_stat item);
+
 /* Messages said once per device (si->logged, shared by the tree). */
 #define SWAP_LOGGED_READ	(1u << 0)	/* a read failed */
 #define SWAP_LOGGED_CSUM	(1u << 1)	/* a slot failed its checksum */
 #define SWAP_LOGGED_POOL	(1u << 2)	/* a pool object did */
 #define SWAP_LOGGED_NOSPACE	(1u << 3)	/* no room on the file system */
+#define SWAP_LOGGED_AUTH	(1u << 4)	/* a slot failed authentication */
 
 /* True the first time bit is asked for on si. */
 static inline bool swap_log_first(struct swap_info *si, unsigned bit)

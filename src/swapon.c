@@ -32,7 +32,9 @@
  * page gets a slot of its own (thp_swpout_fallback, mthp_*_swpout_fallback).
  *
  * Each device with a file also keeps the crc32c of every slot (swap_io.h),
- * allocated here beside the owners, in shared memory as they are.
+ * allocated here beside the owners, in shared memory as they are; or, with
+ * --encrypt on, its encryption state (crypt.h: a salt, a nonce counter, a
+ * tag per slot, and a reference on the runtime's one key) instead.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +47,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crypt.h"
 #include "internal.h"
 #include "swap_io.h"
 #include "swapdev.h"
@@ -236,11 +239,13 @@ static void read_cpu_nodes(struct uswap_runtime *rt, const char *root)
 /*
  * The checksum of every slot (swap_io.h), beside the slot map and in
  * shared memory as it is: after fork, a slot one process wrote may be read
- * by the other.  None with --verify off, or without a file.
+ * by the other.  None with --verify off, or without a file, or with
+ * --encrypt on (each slot's tag authenticates it).
  */
 static int csum_alloc(struct uswap_runtime *rt, struct swap_info *si)
 {
-	if ((rt->opt.flags & USWAP_OPT_NO_VERIFY) || si->fd < 0)
+	if ((rt->opt.flags & (USWAP_OPT_NO_VERIFY | USWAP_OPT_ENCRYPT)) ||
+	    si->fd < 0)
 		return 0;
 	si->csum = prim_alloc_shared(swap_csum_bytes(si));
 	return si->csum ? 0 : -ENOMEM;
@@ -250,6 +255,32 @@ static void csum_free(struct swap_info *si)
 {
 	prim_free(si->csum, swap_csum_bytes(si));
 	si->csum = NULL;
+}
+
+/*
+ * --encrypt on: one new key for the runtime, and each device with a file
+ * its encryption state, which holds a reference on the key.
+ */
+static int crypt_alloc(struct uswap_runtime *rt)
+{
+	struct crypt_key *key;
+	unsigned k;
+	int err;
+
+	if (!(rt->opt.flags & USWAP_OPT_ENCRYPT))
+		return 0;
+	err = crypt_key_create(&key);
+	if (err)
+		goto out;
+	for (k = 0; !err && k < rt->nr_swap; k++)
+		if (rt->swap[k].fd >= 0)
+			err = crypt_dev_create(key, rt->swap[k].nr_slots,
+					       &rt->swap[k].crypt);
+	crypt_key_put(key);	/* the devices hold it now */
+out:
+	if (err)
+		uswap_log("cannot set up swap encryption: %s", strerror(-err));
+	return err;
 }
 
 /* Tests: the faults USWAP_INJECT names for these devices (prim.c). */
@@ -348,7 +379,9 @@ int swapon_all(struct uswap_runtime *rt)
 			return -ENOMEM;
 		}
 	}
-	err = inject_faults(rt);
+	err = crypt_alloc(rt);
+	if (!err)
+		err = inject_faults(rt);
 	if (err)
 		swapoff_all(rt);
 	return err;
@@ -372,6 +405,7 @@ static void swap_detach(struct uswap_runtime *rt)
 		prim_free((void *)si->owners, (size_t)TREE_MAX_MEMBERS *
 			  si->owner_words * sizeof(uint64_t));
 		prim_free(si->csum, swap_csum_bytes(si));
+		crypt_dev_release(si->crypt);	/* si->crypt stays: shared */
 		prim_munmap(si->clusters,
 			    (size_t)si->nr_clusters * sizeof(*si->clusters));
 		prim_munmap(si->swap_map, si->nr_slots);
@@ -396,6 +430,8 @@ void swapoff_all(struct uswap_runtime *rt)
 			prim_free((void *)si->owners, (size_t)TREE_MAX_MEMBERS *
 				  si->owner_words * sizeof(uint64_t));
 		csum_free(si);
+		crypt_dev_release(si->crypt);
+		si->crypt = NULL;
 		swap_file_close(si);
 		swap_info_destroy(si);
 	}

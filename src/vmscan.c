@@ -319,6 +319,7 @@ static void arm_folios(struct reclaimer *rc, struct region *r, unsigned na)
 		run_end = addr + len;
 		run_first = k;
 	}
+	count_event(rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
 }
 
 /* Undo an isolation: the folio stays resident (no room, I/O error). */

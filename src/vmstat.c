@@ -74,6 +74,10 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_PGPROMOTE_SUCCESS] = "pgpromote_success",
 	[USWAP_PGPROMOTE_CANDIDATE] = "pgpromote_candidate",
 	[USWAP_DEMOTED_BYTES] = "demoted_bytes",
+	[USWAP_UFFD_EAGAIN] = "uffd_eagain",
+	[USWAP_UFFD_EEXIST] = "uffd_eexist",
+	[USWAP_SWAP_IO_SHORT] = "swap_io_short",
+	[USWAP_SWAP_ENCRYPT] = "swap_encrypt",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
@@ -172,6 +176,11 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		}
 		values[USWAP_DEMOTED_BYTES] = pages << PAGE_SHIFT;
 	}
+	/* page_io.c's counts are per process (swap_io.h). */
+	if (n > USWAP_SWAP_IO_SHORT)
+		values[USWAP_SWAP_IO_SHORT] = swap_io_stat(SWAP_IO_SHORT);
+	if (n > USWAP_SWAP_ENCRYPT)
+		values[USWAP_SWAP_ENCRYPT] = swap_io_stat(SWAP_IO_SEALED);
 	if (rt->zswap && n >= USWAP_NR_COUNTERS)
 		read_zswap(rt, values);
 	return 0;

@@ -22,7 +22,8 @@
  *   corrupt	  every 5th read comes back with a byte changed: SIGBUS
  *		  there (swap_corrupt == folios lost, one line)
  *   short_io	  every transfer of several pages comes back short: all
- *		  completed by resubmission, nothing lost, no error
+ *		  completed by resubmission (counted in swap_io_short),
+ *		  nothing lost, no error
  *   enospc	  two devices, the first's file system is full: it counts
  *		  as full, the second takes everything (one line)
  *   enospc_some  one device, every 3rd reservation or write finds no room
@@ -390,12 +391,14 @@ static void short_io(void)
 	options(&o, 1);
 	start(&o, "short_write=0,short_read=0");
 	workload();
-	printf("short_io: pswpout %llu pswpin %llu swap_io_error %llu\n",
+	printf("short_io: pswpout %llu pswpin %llu swap_io_short %llu swap_io_error %llu\n",
 	       (unsigned long long)ctr(USWAP_PSWPOUT),
 	       (unsigned long long)ctr(USWAP_PSWPIN),
+	       (unsigned long long)ctr(USWAP_SWAP_IO_SHORT),
 	       (unsigned long long)ctr(USWAP_SWAP_IO_ERROR));
 	expect(ctr(USWAP_PSWPOUT) > 0 && ctr(USWAP_PSWPIN) > 0, "no swap I/O");
 	expect(ctr(USWAP_SWAP_IO_ERROR) == 0, "a short transfer was an error");
+	expect(ctr(USWAP_SWAP_IO_SHORT) > 0, "short transfers were not counted");
 }
 
 static void enospc(void)
@@ -473,20 +476,36 @@ static void mmap_enomem(void)
 	expect(ctr(USWAP_PSWPOUT) > 0, "no swap I/O");
 }
 
-static void uffd_fault(const char *name, const char *inject)
+/*
+ * The workload once without injection (the counter stays zero: one
+ * thread, nothing changes the address space), then again in a new
+ * runtime with it: nothing lost, the counter counts.
+ */
+static void uffd_fault(const char *name, const char *inject, unsigned counter)
 {
 	struct uswap_options o;
 
 	options(&o, 0);
+	start(&o, NULL);
+	workload();
+	if (ctr(counter))
+		t_fail("%s: %llu counted without injection", name,
+		       (unsigned long long)ctr(counter));
+	uswap_runtime_destroy(w.rt);
+	memset(&w, 0, sizeof(w));
+	options(&o, 0);
 	start(&o, inject);
 	workload();
-	printf("%s: pgmajfault %llu swap_ra %llu wp_fault %llu\n", name,
-	       (unsigned long long)ctr(USWAP_PGMAJFAULT),
+	printf("%s: pgmajfault %llu swap_ra %llu wp_fault %llu uffd_eagain %llu uffd_eexist %llu\n",
+	       name, (unsigned long long)ctr(USWAP_PGMAJFAULT),
 	       (unsigned long long)ctr(USWAP_SWAP_RA),
-	       (unsigned long long)ctr(USWAP_WP_FAULT));
+	       (unsigned long long)ctr(USWAP_WP_FAULT),
+	       (unsigned long long)ctr(USWAP_UFFD_EAGAIN),
+	       (unsigned long long)ctr(USWAP_UFFD_EEXIST));
 	expect(ctr(USWAP_PGMAJFAULT) > 0, "nothing came back from swap");
 	expect(ctr(USWAP_SWAP_IO_ERROR) == 0 && ctr(USWAP_SWAP_CORRUPT) == 0,
 	       "an error was counted");
+	expect(ctr(counter) > 0, "the injected errors were not counted");
 }
 
 static void compress_fail(void)
@@ -630,9 +649,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(s, "mmap_enomem"))
 		mmap_enomem();
 	else if (!strcmp(s, "uffd_eagain"))
-		uffd_fault(s, "uffd_eagain=3");
+		uffd_fault(s, "uffd_eagain=3", USWAP_UFFD_EAGAIN);
 	else if (!strcmp(s, "uffd_eexist"))
-		uffd_fault(s, "uffd_eexist=4");
+		uffd_fault(s, "uffd_eexist=4", USWAP_UFFD_EEXIST);
 	else if (!strcmp(s, "compress_fail"))
 		compress_fail();
 	else if (!strcmp(s, "tamper"))

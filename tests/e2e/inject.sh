@@ -48,8 +48,9 @@ USWAP_INJECT=short_write=0,short_read=0,uffd_eagain=5,uffd_eexist=7 \
 python3 - "$tmp/s.json" <<'PY' || { cat "$tmp/out"; exit 1; }
 import json, sys
 v = json.load(open(sys.argv[1]))["vmstat"]
-print({k: v[k] for k in ("pswpout", "pswpin", "swap_io_error", "swap_corrupt")})
+print({k: v[k] for k in ("pswpout", "pswpin", "swap_io_short", "swap_io_error", "swap_corrupt")})
 assert v["pswpout"] > 0 and v["pswpin"] > 0, "no swap I/O"
+assert v["swap_io_short"] > 0, "the short transfers were not counted"
 assert v["swap_io_error"] == 0 and v["swap_corrupt"] == 0, "an error was counted"
 PY
 grep -q "fault injection on" "$tmp/out" || { echo "the injection was not announced"; cat "$tmp/out"; exit 1; }

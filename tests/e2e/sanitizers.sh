@@ -12,7 +12,8 @@ cd "$(dirname "$0")/../.."
 for san in asan tsan; do
 	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
 		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork \
-		build/$san/tests/e2e/inject >/dev/null || exit 1
+		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt \
+		build/$san/tests/unit/crypt >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
 	build/$san/tests/e2e/stress --size 64M --max 8M --threads 3 --ops 2000 --expect-swap || { echo "$san: stress failed"; exit 1; }
 	build/$san/tests/e2e/stress --size 64M --max 8M --folio 4K --threads 2 --ops 2000 --expect-swap || { echo "$san: stress 4K failed"; exit 1; }
@@ -27,7 +28,12 @@ for san in asan tsan; do
 	# userfaultfd copy that finds a page mapped already.
 	build/$san/tests/e2e/inject corrupt >/dev/null || { echo "$san: inject corrupt failed"; exit 1; }
 	build/$san/tests/e2e/inject uffd_eexist 16K >/dev/null || { echo "$san: inject uffd_eexist failed"; exit 1; }
+	# Encryption at rest: sealed batches and writeback, a tampered slot.
+	build/$san/tests/unit/crypt >/dev/null || { echo "$san: unit crypt failed"; exit 1; }
+	build/$san/tests/e2e/encrypt pool 16K >/dev/null || { echo "$san: encrypt pool failed"; exit 1; }
+	build/$san/tests/e2e/encrypt tamper move_seal >/dev/null || { echo "$san: encrypt tamper failed"; exit 1; }
 	if [ $san = asan ]; then
 		build/$san/tests/e2e/fork 16K lz4 || { echo "$san: fork failed"; exit 1; }
+		build/$san/tests/e2e/encrypt fork 64K pool >/dev/null || { echo "$san: encrypt fork failed"; exit 1; }
 	fi
 done
