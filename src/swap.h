@@ -109,7 +109,7 @@ struct swap_info {
 	 */
 	int (*provision)(struct swap_info *si, uint32_t cluster);
 	/*
-	 * Discard of freed clusters (swap_io.h), NULL when off: page_io.c
+	 * Discard of freed clusters (swap_io.h), NULL when off: swap_file.c
 	 * sets it up; swapfile.c parks and queues clusters in it under `lock`.
 	 */
 	struct swap_discard *discard;
@@ -164,7 +164,7 @@ unsigned swap_slot_count(struct swap_info *si, uint32_t offset);
 /* Check every invariant of the lists and counts; 0 or -EUCLEAN. */
 int swap_info_validate(struct swap_info *si);
 
-/* page_io.c: device files and I/O. */
+/* swap_file.c: device files; page_io.c: their I/O. */
 int swap_file_create(struct swap_info *si, const char *dir, uint64_t size);
 void swap_file_close(struct swap_info *si);
 /*

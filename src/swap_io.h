@@ -3,7 +3,8 @@
  * swap_io.h - swap device I/O contexts (io_uring or pread/pwrite), the
  * checks of what is read back (crc32c, or the AEAD of a device that
  * encrypts: crypt.h), and the discard of freed clusters.  page_io.c
- * defines the I/O side and the system calls of discard; swapfile.c
+ * defines the I/O side, swap_file.c the checks and the system calls of
+ * discard; swapfile.c
  * defines the discard queue, because parking a cluster while it is
  * discarded is a move between its lists.
  */
