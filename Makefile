@@ -10,6 +10,8 @@
 #   make bench      run the benchmarks against the kernel's swap and write
 #                   docs/benchmarks.md (needs root; 35-50 minutes)
 #   make numa-check run the NUMA tests in a qemu virtual machine (needs root)
+#   make soak DURATION=30
+#                   the randomized soak (tests/soak/run) for DURATION minutes
 #
 # Everything goes to $(B) (build/, build/asan, build/tsan).
 
@@ -47,13 +49,15 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
 E2E_SRCS := $(wildcard tests/e2e/*.c)
 E2E_BINS := $(E2E_SRCS:tests/e2e/%.c=$(B)/tests/e2e/%)
+SOAK_SRCS := $(wildcard tests/soak/*.c)
+SOAK_BINS := $(SOAK_SRCS:tests/soak/%.c=$(B)/tests/soak/%)
 FUZZ_SRCS := $(wildcard tests/fuzz/*_fuzz.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%_fuzz.c=$(B)/tests/fuzz/%)
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 
 TARGETS := $(B)/libuswap.a $(B)/libuswap.so $(B)/libuswap_preload.so $(B)/uswap \
-	$(UNIT_BINS) $(E2E_BINS) $(FUZZ_BINS) $(BENCH_BINS)
+	$(UNIT_BINS) $(E2E_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(SOAK_BINS)
 
 .PHONY: all deps demo check asan tsan bench fuzz clean format numa-check print-ldlibs
 all: $(TARGETS)
@@ -84,6 +88,9 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/t
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
 $(B)/tests/e2e/%: tests/e2e/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/tests/e2e
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
+$(B)/tests/soak/%: tests/soak/%.c $(B)/libuswap.a $(wildcard tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
 # Fuzz targets: built here with a replay driver (make check replays their
 # corpora in tests/fuzz/corpus/NAME); "make fuzz" builds them for libFuzzer.
 $(B)/tests/fuzz/%: tests/fuzz/%_fuzz.c tests/fuzz/replay.c $(B)/libuswap.a | $(B)/tests/fuzz
@@ -106,6 +113,14 @@ demo: deps all
 
 check: deps all
 	@tests/run $(B)
+
+# The soak (docs/reliability.md): randomized rounds under uswap run for
+# DURATION minutes, every byte checked; part of them under ASan (build/asan).
+# SOAK_FLAGS=--avoid-known steers clear of the bugs it found and are open.
+.PHONY: soak
+DURATION ?= 30
+soak: deps all
+	tests/soak/run --duration $(DURATION) --build $(B) $(SOAK_FLAGS)
 
 bench: deps all
 	bench/suite

@@ -427,6 +427,63 @@ static void grow_last_folio(struct uswap_runtime *rt, struct region *n,
 	count_event(rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
 }
 
+/* The folios of n in [start, end) lost their write protection for good. */
+static void forget_protection(struct region *n, uintptr_t start, uintptr_t end)
+{
+	uint32_t first, last, i;
+
+	region_folios_in(n, start, end, &first, &last);
+	for (i = first; i < last; i++) {
+		struct folio *f = &n->folios[i];
+		uint32_t fl = atomic_load(&f->flags), page;
+		uintptr_t a;
+		size_t len;
+
+		if (fl & F_CLEAN) {
+			folio_range(n, i, &a, &len, &page);
+			region_free_entries(n, page, (uint32_t)(len >> PAGE_SHIFT));
+		}
+		atomic_store(&f->flags, fl & ~(F_ARMED | F_CLEAN));
+	}
+}
+
+/*
+ * Without UFFD_FEATURE_EVENT_REMAP the kernel clears the uffd-wp bits of
+ * the ptes mremap moves.  Resident folios that are armed or clean count on
+ * that protection (a write must show, or a clean folio's slots would be
+ * taken for its contents): protect them again, one call per run of such
+ * folios.  One that cannot be protected is neither armed nor clean any
+ * more (its slots are let go).  Caller holds op_lock for writing.
+ */
+static void rearm_moved(struct uswap_runtime *rt, struct region *n)
+{
+	uintptr_t run_start = 0, run_end = 0;
+	uint32_t i;
+
+	if (!rt->have_wp)
+		return;
+	for (i = 0; i <= n->nr_folios; i++) {
+		uint32_t fl = i < n->nr_folios ? atomic_load(&n->folios[i].flags) : 0;
+		uintptr_t a = 0;
+		size_t len = 0;
+		uint32_t page;
+
+		if (i < n->nr_folios && folio_state(fl) == FOLIO_RESIDENT &&
+		    (fl & (F_ARMED | F_CLEAN))) {
+			folio_range(n, i, &a, &len, &page);
+			if (run_end == a && run_end) {
+				run_end += len;
+				continue;
+			}
+		}
+		if (run_end && prim_uffd_wp(rt->uffd, run_start,
+					    run_end - run_start, true, false))
+			forget_protection(n, run_start, run_end);
+		run_start = a;
+		run_end = a + len;
+	}
+}
+
 /*
  * Move r's state to a region at new_start of new_len bytes (mremap): the
  * kernel has moved the pages already.  Growth is never-touched memory.
@@ -450,6 +507,7 @@ int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,
 		return err;
 	}
 	prim_madvise((void *)new_start, new_len, MADV_NOHUGEPAGE);
+	rearm_moved(rt, n);
 	if (new_len > keep)
 		grow_last_folio(rt, n, new_start + keep);
 	table_remove(rt, r);
