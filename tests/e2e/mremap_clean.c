@@ -30,7 +30,7 @@
 int main(void)
 {
 	char *base, *old;
-	volatile char sink = 0;
+	static volatile char sink;
 	unsigned k, bad = 0;
 
 	base = mmap(NULL, (size_t)PAGES * T_PAGE, PROT_READ | PROT_WRITE,
