@@ -40,8 +40,8 @@
  * and must then have the descriptors it had before the runtime, no
  * mapping of it, and (the main) no swap file left.  The soak's ASan rounds
  * use it (an ASan program's preload runtime starts before the program has
- * its environment).  --no-mremap leaves mremap out (a known bug:
- * mremap_clean.c).
+ * its environment).  --no-mremap leaves mremap out (it found the
+ * soak's first lost write: tests/e2e/mremap_clean.c), to tell bugs apart.
  *
  * Page contents.  Page g (its index over all areas) at version v holds a
  * deterministic pattern of (seed, g, v): a header (magic, g, v, a checksum
