@@ -424,7 +424,6 @@ static void grow_last_folio(struct uswap_runtime *rt, struct region *n,
 	if (prim_uffd_copy(rt->uffd, old_end, rt->zero_buf, a + len - old_end,
 			   rt->have_wp && (fl & F_ARMED), NULL) == -EEXIST)
 		count_event(rt, USWAP_UFFD_EEXIST, 1);
-	count_event(rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
 }
 
 /* The folios of n in [start, end) lost their write protection for good. */
@@ -510,6 +509,7 @@ int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,
 	rearm_moved(rt, n);
 	if (new_len > keep)
 		grow_last_folio(rt, n, new_start + keep);
+	count_event(rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
 	table_remove(rt, r);
 	err = table_insert(rt, n);
 	atomic_fetch_add(&rt->stat.ev[USWAP_MANAGED_BYTES],
