@@ -81,6 +81,9 @@ enum folio_state {
 					   (demote.c); node in FOLIO_NODE bits */
 #define F_PROMOTE	(1u << 11)	/* demoted, written in the last scan
 					   too: promoted if written again */
+#define F_STORING	(1u << 12)	/* a victim the reclaimer still reads
+					   in place (pageout.c): in flight,
+					   even if a write made it RESIDENT */
 #define FOLIO_NODE_SHIFT	16
 #define FOLIO_NODE_MASK		(0x3fu << FOLIO_NODE_SHIFT)	/* 64 nodes */
 

@@ -5,7 +5,8 @@
  *
  * A structural change (unmap, move, discard) takes op_lock for writing,
  * waits until no folio of its range is in flight (an eviction or a load
- * owned by another thread outside the lock), marks the range busy so that
+ * owned by another thread outside the lock, or a victim whose pages the
+ * reclaimer still reads after a write aborted its eviction), marks the range busy so that
  * reclaim leaves it alone meanwhile, and then changes the kernel mapping
  * and the tables together, so that no thread ever sees one without the
  * other.
@@ -25,9 +26,11 @@ static bool range_in_flight(struct region *r, uintptr_t start, uintptr_t end)
 
 	region_folios_in(r, start, end, &first, &last);
 	for (i = first; i < last; i++) {
-		unsigned s = folio_state(atomic_load(&r->folios[i].flags));
+		uint32_t fl = atomic_load(&r->folios[i].flags);
+		unsigned s = folio_state(fl);
 
-		if (s == FOLIO_EVICTING || s == FOLIO_LOADING)
+		if (s == FOLIO_EVICTING || s == FOLIO_LOADING ||
+		    (fl & F_STORING))
 			return true;
 	}
 	return false;

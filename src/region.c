@@ -34,7 +34,10 @@
  *   any settled -> NONE   region_unmap(), region_discard()   mmap.c
  *
  * EVICTING and LOADING are "in flight": their owner works on them without
- * the op_lock (I/O), and structural changes wait for them to settle.
+ * the op_lock (I/O), and structural changes wait for them to settle.  So
+ * is a victim a write took back to RESIDENT while the reclaimer still
+ * reads its pages (F_STORING): discarding them under the reader would
+ * make it fault, and no uswap thread may wait for a fault.
  * ZAPPING only exists inside an op_lock read section.
  */
 #include <errno.h>

@@ -209,7 +209,8 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		nr = (uint32_t)(len >> PAGE_SHIFT);
 		scanned += nr;
 		count_event(rt, USWAP_PGSCAN, nr);
-		if (folio_state(fl) != FOLIO_RESIDENT || in_busy_range(r, addr) ||
+		if (folio_state(fl) != FOLIO_RESIDENT || (fl & F_STORING) ||
+		    in_busy_range(r, addr) ||
 		    (list == LRU_DEMOTED && folio_node(fl) != rc->tier)) {
 			lru_move(r, i, false);
 			continue;
@@ -230,7 +231,8 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 			continue;
 		}
 		if (!atomic_compare_exchange_strong(&f->flags, &fl,
-				(fl & ~FOLIO_STATE_MASK) | FOLIO_EVICTING)) {
+				(fl & ~FOLIO_STATE_MASK) | FOLIO_EVICTING |
+				F_STORING)) {
 			/* A write fault got there first: look again later. */
 			lru_move(r, i, false);
 			continue;
@@ -284,6 +286,16 @@ static void arm_folios(struct reclaimer *rc, struct region *r, unsigned na)
 		run_first = k;
 	}
 	count_event(rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
+}
+
+/*
+ * Victim v is no longer read in place (written, demoted or given up): a
+ * write that aborted its eviction meanwhile left it RESIDENT, and only now
+ * may a discard or an unmap settle it (mmap.c).  op_lock held (read).
+ */
+static void stored(struct victim *v)
+{
+	atomic_fetch_and(&v->r->folios[v->folio].flags, ~F_STORING);
 }
 
 /* Undo an isolation: the folio stays resident (no room, I/O error). */
@@ -414,6 +426,7 @@ static unsigned demote_victims(struct reclaimer *rc, unsigned nv)
 			rc->victims[left++] = *v;
 			continue;
 		}
+		stored(v);
 		demote_finish(rt, v->r, v->folio, rc->demote[k].to,
 			      v->nr_pages, v->fl);
 	}
@@ -455,7 +468,7 @@ static struct region *next_region(struct reclaimer *rc)
 static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 {
 	struct uswap_runtime *rt = rc->rt;
-	unsigned nv, na, left;
+	unsigned nv, na, left, k;
 	struct region *r;
 	uint64_t freed;
 
@@ -478,6 +491,8 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 		count_event(rt, USWAP_SWAP_FULL, 1);
 
 	pthread_rwlock_rdlock(&rt->op_lock);
+	for (k = 0; k < nv; k++)
+		stored(&rc->victims[k]);
 	freed += zap_victims(rc, nv);
 	pthread_rwlock_unlock(&rt->op_lock);
 	region_put(r);

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Timeout: 900
+# Rounds of the soak (tests/soak/run) that found bugs now fixed, replayed
+# from their seeds (docs/reliability.md, "What the soak found"); each
+# must now pass: every byte checked, the counters checked, no hang,
+# nothing left behind.
+#
+#   943089073182  2M folios, lz4 pool, read_eio: a write aborted an
+#                 eviction, the program discarded the folio, and the
+#                 reclaimer, still compressing it in place, faulted on the
+#                 hole and waited for ever (bug 7; F_STORING).  Hung
+#                 within 25 s before the fix.
+set -u
+B=${USWAP_BUILD:-build}
+cd "$(dirname "$0")/../.." || exit 1
+[ -x "$B/tests/soak/worker" ] || { echo "SKIP: $B/tests/soak/worker is not built"; exit 77; }
+case $B in
+*asan* | *tsan*) echo "SKIP: a sanitizer build ($B): its preload library cannot be preloaded"; exit 77 ;;
+esac
+d=$(mktemp -d)
+trap 'rm -rf "$d"' EXIT
+fail=0
+replay() {	# SEED SECONDS
+	tests/soak/run --replay "$1" --seconds "$2" --asan never --avoid-known \
+		--build "$B" --log-dir "$d/$1" >"$d/out.$1" 2>&1
+	local rc=$?
+	cat "$d/out.$1"
+	if [ $rc -ne 0 ] || ! grep -q "^failures: 0 rounds" "$d/out.$1"; then
+		for f in "$d/$1"/round-*.log; do echo "--- $f"; tail -40 "$f"; done
+		echo "FAIL: seed $1"
+		fail=1
+	fi
+}
+replay 943089073182 25
+exit $fail
