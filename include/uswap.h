@@ -266,6 +266,9 @@ enum uswap_counter {
 					   and were resubmitted for the rest */
 	USWAP_SWAP_ENCRYPT,		/* pages encrypted on their way to a
 					   device (--encrypt on) */
+	USWAP_ZSWAP_WRITEBACK_SHARED,	/* pool entries writeback passed over:
+					   their slots are shared with another
+					   process of the tree (fork) */
 	USWAP_NR_COUNTERS
 };
 

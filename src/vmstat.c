@@ -78,6 +78,7 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_UFFD_EEXIST] = "uffd_eexist",
 	[USWAP_SWAP_IO_SHORT] = "swap_io_short",
 	[USWAP_SWAP_ENCRYPT] = "swap_encrypt",
+	[USWAP_ZSWAP_WRITEBACK_SHARED] = "zswap_writeback_shared",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
@@ -116,6 +117,7 @@ static void read_zswap(struct uswap_runtime *rt, uint64_t *v)
 	v[USWAP_ZSWAP_POOL_LIMIT_HIT] = st.pool_limit_hit;
 	v[USWAP_ZSWAP_DECOMPRESS_FAIL] = st.decompress_fail;
 	v[USWAP_ZSWAP_WRITEBACK_FAIL] = st.written_back_fail;
+	v[USWAP_ZSWAP_WRITEBACK_SHARED] = st.written_back_shared;
 	v[USWAP_MTHP_16KB_ZSWPOUT] = st.mthp_zswpout[0];
 	v[USWAP_MTHP_64KB_ZSWPOUT] = st.mthp_zswpout[1];
 	v[USWAP_MTHP_2048KB_ZSWPOUT] = st.mthp_zswpout[2];

@@ -61,6 +61,7 @@
 #define SLOT_FREED	(1u << 31)	/* owner freed it during writeback */
 #define ENT_NIL		0u
 #define MAX_THREADS	16u
+#define WB_SHARED_SKIP	64u	/* shared entries passed over in a row */
 
 struct zswap_entry {
 	uint64_t value;		/* ZE_SAME: the word; else the pool handle */
@@ -76,7 +77,7 @@ struct zswap_entry {
 enum zswap_counter {
 	ZC_ZSWPOUT, ZC_ZSWPIN, ZC_ZSWPWB, ZC_STORED, ZC_SAME, ZC_CBYTES,
 	ZC_POOR, ZC_LIMIT, ZC_ALLOC, ZC_CFAIL, ZC_DFAIL, ZC_WBFAIL,
-	ZC_LIMIT_HIT, ZC_MTHP16, ZC_MTHP64, ZC_MTHP2M, ZC_NR
+	ZC_LIMIT_HIT, ZC_MTHP16, ZC_MTHP64, ZC_MTHP2M, ZC_WBSHARED, ZC_NR
 };
 
 struct zswap_ctx {
@@ -604,8 +605,32 @@ static int write_unit(struct zswap *zs, struct zswap_ctx *c, uint32_t first,
 }
 
 /*
+ * Is a live page of the unit in c->live shared with another process of the
+ * tree (a slot used more than once: fork)?  Both processes hold the same
+ * entry in their copies of the pool, and both could write it back to the
+ * one slot at once: with --encrypt each seals it under its own nonce, and
+ * the slot's ciphertext and tag could come from different writes.  Such an
+ * entry stays in the pool until one of them frees its use.  The count
+ * cannot grow meanwhile: only a fork of this process could add a use, and
+ * fork waits for writeback (zswap_fork_prepare).
+ */
+static bool unit_shared(struct zswap *zs, struct zswap_ctx *c, uint32_t first,
+			uint32_t nr)
+{
+	struct swap_info *si = zs->si[swp_type(first)];
+	uint32_t k;
+
+	for (k = 0; k < nr; k++)
+		if ((c->live[k / 64] >> (k % 64) & 1) &&
+		    swap_slot_count(si, swp_offset(first) + k) > 1)
+			return true;
+	return false;
+}
+
+/*
  * Write back the oldest entry.  Returns the pages written, 0 when there is
- * nothing to write back, -errno when it failed (the entry stays).
+ * nothing to write back, -EBUSY when the entry is shared (unit_shared: it
+ * goes to the head of the LRU), -errno when it failed (the entry stays).
  */
 static int writeback_one(struct zswap *zs, struct zswap_ctx *c)
 {
@@ -634,12 +659,16 @@ static int writeback_one(struct zswap *zs, struct zswap_ctx *c)
 		zs_read(zs->pool, (uint32_t)e.value, c->cbuf, e.clen);
 	pthread_mutex_unlock(&zs->lock);
 
-	err = unpack(zs, c, &e, c->dbuf);
-	if (err) {
-		zc_add(zs, ZC_DFAIL, 1);
-		bad = true;
+	if (unit_shared(zs, c, first, nr)) {
+		err = -EBUSY;
 	} else {
-		err = write_unit(zs, c, first, nr);
+		err = unpack(zs, c, &e, c->dbuf);
+		if (err) {
+			zc_add(zs, ZC_DFAIL, 1);
+			bad = true;
+		} else {
+			err = write_unit(zs, c, first, nr);
+		}
 	}
 
 	/*
@@ -670,6 +699,10 @@ static int writeback_one(struct zswap *zs, struct zswap_ctx *c)
 	for (k = 0; k < nr; k++)
 		if (freed[k / 64] >> (k % 64) & 1)
 			free_slots(zs, first + k, 1);
+	if (err == -EBUSY) {
+		zc_add(zs, ZC_WBSHARED, 1);
+		return err;
+	}
 	if (err) {
 		zc_add(zs, ZC_WBFAIL, 1);
 		return err;
@@ -682,15 +715,19 @@ uint64_t zswap_writeback(struct zswap *zs, struct zswap_ctx *c,
 			 uint64_t target_bytes)
 {
 	uint64_t pages = 0;
+	unsigned shared = 0;
 	int n;
 
 	if (!zs->can_writeback)
 		return 0;
 	while ((uint64_t)atomic_load(&zs->pool_pages) << PAGE_SHIFT > target_bytes) {
 		n = writeback_one(zs, c);
+		if (n == -EBUSY && ++shared < WB_SHARED_SKIP)
+			continue;	/* the next oldest, then */
 		if (n <= 0)
 			break;
 		pages += (uint64_t)n;
+		shared = 0;
 	}
 	return pages;
 }
@@ -965,6 +1002,7 @@ void zswap_get_stats(struct zswap *zs, struct zswap_stats *st)
 		.reject_compress_fail = atomic_load(&zs->ctr[ZC_CFAIL]),
 		.decompress_fail = atomic_load(&zs->ctr[ZC_DFAIL]),
 		.written_back_fail = atomic_load(&zs->ctr[ZC_WBFAIL]),
+		.written_back_shared = atomic_load(&zs->ctr[ZC_WBSHARED]),
 		.pool_limit_hit = atomic_load(&zs->ctr[ZC_LIMIT_HIT]),
 		.mthp_zswpout = { atomic_load(&zs->ctr[ZC_MTHP16]),
 				  atomic_load(&zs->ctr[ZC_MTHP64]),

@@ -48,6 +48,7 @@ struct zswap_stats {
 	uint64_t pool_bytes, compressed_bytes;
 	uint64_t reject_compress_poor, reject_pool_limit, reject_alloc_fail;
 	uint64_t reject_compress_fail, decompress_fail, written_back_fail;
+	uint64_t written_back_shared;
 	uint64_t pool_limit_hit;
 	uint64_t mthp_zswpout[3];
 };

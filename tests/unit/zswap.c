@@ -5,7 +5,7 @@
  * (incompressible data, pool limit) and the acceptance hysteresis;
  * writeback to the device and reads back from it; partial frees of a
  * unit; a corrupt object is refused, never returned; frees racing with
- * writeback.
+ * writeback; entries whose slots another process shares stay in the pool.
  *
  * The test includes zswap.c itself to reach an object's bytes (to corrupt
  * them); everything else goes through zswap.h.
@@ -285,6 +285,50 @@ static void test_limit_writeback(bool unit)
 	teardown(&fx);
 }
 
+/*
+ * A slot used twice (a fork: parent and child hold the same entry in their
+ * copies of the pool) is never written back: both could write it at once.
+ * Once the other use is gone it is.
+ */
+static void test_shared_writeback(void)
+{
+	struct fixture fx;
+	struct zswap_stats st;
+	uint64_t wb;
+	unsigned f, k;
+
+	setup(&fx, "lz4", false, 4, true, 64u << 20);
+	zswap_fork_prepare(fx.zs);	/* no background writeback meanwhile */
+	store_all(&fx);
+	for (f = 0; f < FOLIOS; f++)
+		for (k = 0; k < fx.nr; k++)
+			if (swap_slot_dup(&fx.si, swp_offset(fx.slot[f]) + k))
+				t_fail("swap_slot_dup");
+	wb = zswap_writeback(fx.zs, fx.c, 0);
+	zswap_get_stats(fx.zs, &st);
+	if (wb || st.zswpwb)
+		t_fail("wrote back %llu pages of shared slots", (unsigned long long)wb);
+	if (!st.written_back_shared || !st.stored_pages)
+		t_fail("shared entries: %llu passed over, %llu pages stored",
+		       (unsigned long long)st.written_back_shared,
+		       (unsigned long long)st.stored_pages);
+	/* The other process lets go: now they go out. */
+	for (f = 0; f < FOLIOS; f++)
+		swap_slot_free(&fx.si, swp_offset(fx.slot[f]), fx.nr);
+	wb = zswap_writeback(fx.zs, fx.c, 0);
+	zswap_get_stats(fx.zs, &st);
+	if (!wb || st.compressed_bytes)
+		t_fail("after the other use went: wrote back %llu, %llu bytes still stored",
+		       (unsigned long long)wb, (unsigned long long)st.compressed_bytes);
+	for (f = 0; f < FOLIOS; f++)
+		load_check(&fx, f, 0, fx.nr);
+	free_all(&fx);
+	zswap_fork_done(fx.zs);
+	printf("  shared: %llu entries passed over while shared, %llu pages written back after\n",
+	       (unsigned long long)st.written_back_shared, (unsigned long long)wb);
+	teardown(&fx);
+}
+
 /* Flip a byte of a stored object: the load fails, never returns it. */
 static void test_corrupt(void)
 {
@@ -373,6 +417,7 @@ int main(void)
 	test_roundtrip("lz4", false, 16, false);
 	test_limit_writeback(true);
 	test_limit_writeback(false);
+	test_shared_writeback();
 	test_corrupt();
 	test_race();
 	printf("zswap: all checks passed\n");
