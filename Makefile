@@ -78,9 +78,22 @@ $(B)/libuswap.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 $(B)/libuswap.so: $(PIC_OBJS) src/libuswap.map
 	$(CC) $(ALL_CFLAGS) -shared -fPIC -Wl,--version-script=src/libuswap.map -o $@ $(PIC_OBJS) $(LDLIBS)
-$(B)/libuswap_preload.so: $(wildcard preload/*.c) $(PIC_OBJS) preload/preload.map
-	$(CC) $(ALL_CFLAGS) -shared -fPIC -fvisibility=hidden -Wl,--version-script=preload/preload.map \
-		-o $@ $(wildcard preload/*.c) $(PIC_OBJS) $(LDLIBS) -ldl
+# The preload library is never built with a sanitizer: it goes first into
+# programs whose sanitizer runtime, if any, comes after it, and its code
+# would run before that runtime is initialised (docs/reliability.md, soak
+# bug 5).  A sanitizer build links it from plain objects of its own.
+ifeq ($(SAN),)
+PRELOAD_CFLAGS := $(ALL_CFLAGS)
+PRELOAD_OBJS := $(PIC_OBJS)
+else
+PRELOAD_CFLAGS := $(filter-out $(SANFLAGS),$(ALL_CFLAGS))
+PRELOAD_OBJS := $(LIB_SRCS:src/%.c=$(B)/plain-pic/%.o)
+endif
+$(B)/plain-pic/%.o: src/%.c $(wildcard src/*.h) include/uswap.h | $(B)/plain-pic
+	$(CC) $(PRELOAD_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+$(B)/libuswap_preload.so: $(wildcard preload/*.c) $(PRELOAD_OBJS) preload/preload.map
+	$(CC) $(PRELOAD_CFLAGS) -shared -fPIC -fvisibility=hidden -Wl,--version-script=preload/preload.map \
+		-o $@ $(wildcard preload/*.c) $(PRELOAD_OBJS) $(LDLIBS) -ldl
 $(B)/uswap: $(wildcard cli/*.c) $(wildcard cli/*.h) $(B)/libuswap.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(B)/libuswap.a $(LDLIBS)
 
@@ -104,7 +117,7 @@ fuzz: $(FUZZ_SRCS:tests/fuzz/%_fuzz.c=build/fuzz/%)
 $(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(B)/libuswap.a | $(B)/bench
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
 
-$(B)/obj $(B)/pic $(B)/tests/unit $(B)/tests/e2e $(B)/tests/fuzz $(B)/bench:
+$(B)/obj $(B)/pic $(B)/plain-pic $(B)/tests/unit $(B)/tests/e2e $(B)/tests/fuzz $(B)/bench:
 	mkdir -p $@
 
 demo: deps all

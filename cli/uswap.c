@@ -176,6 +176,8 @@ static const char help_text[] =
 "                        made there too\n"
 "  LD_PRELOAD            uswap puts libuswap_preload.so first and keeps the\n"
 "                        entries that were there after it\n"
+"  ASAN_OPTIONS          uswap adds verify_asan_link_order=0 unless it is set:\n"
+"                        an ASan program then accepts the library ahead of ASan\n"
 "  PROG runs with LD_PRELOAD, the options that were given as USWAP_* (sizes in\n"
 "  bytes), and USWAP_STATS_DIR, where each process publishes its counters.\n"
 "\n"
@@ -614,6 +616,35 @@ static void set_env_u64(const char *name, uint64_t v, bool hex)
 }
 
 /*
+ * The preload library comes before the ASan runtime of an ASan program,
+ * which then refuses to start unless told not to check that order.  The
+ * order is harmless: the preload library is never built with a sanitizer
+ * (Makefile), so nothing of it needs ASan initialised.  A choice the user
+ * made in ASAN_OPTIONS stays.
+ */
+static void export_asan_options(void)
+{
+	static const char opt[] = "verify_asan_link_order=0";
+	const char *old = getenv("ASAN_OPTIONS");
+	char *v;
+
+	if (!old || !*old) {
+		set_env("ASAN_OPTIONS", opt);
+		return;
+	}
+	if (strstr(old, "verify_asan_link_order"))
+		return;
+	v = malloc(strlen(old) + sizeof(opt) + 1);
+	if (!v) {
+		say("out of memory");
+		exit(EXIT_CANNOT_RUN);
+	}
+	sprintf(v, "%s:%s", old, opt);
+	set_env("ASAN_OPTIONS", v);
+	free(v);
+}
+
+/*
  * PROG's environment: the preload library first in LD_PRELOAD, every
  * option that was given (sizes in bytes; the others unset so that the
  * runtime uses its defaults), and the statistics directory.
@@ -637,6 +668,7 @@ static void export_env(const struct run_args *ra, const char *preload,
 	} else {
 		set_env("LD_PRELOAD", preload);
 	}
+	export_asan_options();
 #define EXPORT_SIZE(field, name)				\
 	do {							\
 		if (o->field)					\

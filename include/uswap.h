@@ -161,7 +161,9 @@ int uswap_runtime_usable(const struct uswap_runtime *rt);
 /*
  * exec: a descriptor of rt's budget that survives exec (no FD_CLOEXEC),
  * for the next image to join (USWAP_OPT_JOIN_TREE), so that one budget
- * covers a process tree that forks and execs.  Made once; -errno.
+ * covers a process tree that forks and execs.  Made once and closed by
+ * uswap_runtime_destroy; in an image that joined, it is the opt.tree_fd
+ * it joined by, which stays the caller's.  -errno.
  */
 int uswap_runtime_tree_fd(struct uswap_runtime *rt);
 

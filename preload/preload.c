@@ -36,6 +36,8 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+extern char **environ;
+
 /* malloc.c: this thread is inside uswap (its allocations are ours). */
 void preload_uswap_enter(void);
 void preload_uswap_leave(void);
@@ -118,7 +120,14 @@ static int create_in_tree(struct uswap_options *opt)
 	return 0;
 }
 
-/* The runtime of this process, created on first use (and after fork). */
+/*
+ * The runtime of this process, created on first use (and after fork).
+ * NULL while the C library has no environment yet: code that runs before
+ * it (an ASan program's runtime, mapping memory from the program's
+ * preinit functions; any preinit function) would find no USWAP_* and get
+ * a runtime of defaults.  Such early calls pass through unmanaged, and
+ * the runtime is made on a later one (by the constructor at the latest).
+ */
 static struct uswap_runtime *runtime(void)
 {
 	struct uswap_options opt;
@@ -129,6 +138,8 @@ static struct uswap_runtime *runtime(void)
 		return NULL;
 	if (__atomic_load_n(&rt_pid, __ATOMIC_ACQUIRE) == getpid())
 		return rt;
+	if (!__atomic_load_n(&environ, __ATOMIC_ACQUIRE))
+		return NULL;
 	pthread_mutex_lock(&init_lock);
 	/*
 	 * Creating the runtime allocates (the program's allocator may be the

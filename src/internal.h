@@ -176,6 +176,9 @@ struct tree_member {
 	_Atomic uint64_t start_time;	/* of pid (/proc/PID/stat): pids recycle */
 	_Atomic uint64_t devset;	/* the swap devices it uses (fork shares them) */
 	_Atomic int reaper;		/* pid of the process reaping it, or 0 */
+	_Atomic uint32_t gen;		/* bumped for each new occupant: a
+					   reaper tells them apart (an exec'd
+					   image keeps pid and start_time) */
 	_Atomic uint64_t demoted[MEM_MAX_NODES];	/* pages charged to tiers */
 };
 
@@ -286,6 +289,7 @@ struct uswap_runtime {
 	unsigned nr_fault_threads;
 	pthread_t reclaim_thread;
 	bool reclaim_started;
+	struct reclaimer *reclaimer;	/* its state (vmscan.c), or NULL */
 	int wake_pipe[2];		/* wakes fault threads at shutdown */
 
 	void *zero_buf;			/* MAX folio of zeros, read-only */
@@ -314,6 +318,8 @@ void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,
 int prim_madvise(void *addr, size_t len, int advice);
 /* Zap many ranges at once (process_madvise, else one madvise each). */
 int prim_zap_ranges(const struct iovec *iov, size_t n);
+/* Close the pidfd prim_zap_ranges keeps (the last runtime is gone). */
+void prim_self_pidfd_close(void);
 void *prim_alloc(size_t len);		/* internal memory: zeroed, page-rounded */
 void prim_free(void *p, size_t len);	/* either kind */
 void *prim_alloc_shared(size_t len);	/* stays shared across fork */
@@ -516,7 +522,15 @@ void *fault_thread_main(void *arg);
  * program's), with a small stack.  0 or -errno. */
 int start_thread(pthread_t *tid, void *(*fn)(void *), void *arg);
 
-/* vmscan.c: the reclaimer. */
+/*
+ * vmscan.c: the reclaimer.  Its state is made before its thread starts
+ * (NULL: out of memory) and freed once the thread is joined; a fork
+ * child frees its copy with owner false (its allocation contexts name
+ * clusters the parent's reclaimer still holds).
+ */
+struct reclaimer;
+struct reclaimer *reclaimer_alloc(struct uswap_runtime *rt);
+void reclaimer_free(struct reclaimer *rc, bool owner);
 void *reclaim_thread_main(void *arg);
 
 /* workingset.c: refault detection. */

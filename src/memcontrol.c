@@ -112,6 +112,7 @@ static int member_reserve(struct memcg *mc, uint64_t devset, uint64_t charged)
 	}
 	if (m == TREE_MAX_MEMBERS)
 		return -ENOSPC;
+	atomic_fetch_add(&mc->member[m].gen, 1);	/* before it can be LIVE */
 	atomic_store(&mc->member[m].pid, 0);
 	atomic_store(&mc->member[m].charged, charged);
 	atomic_store(&mc->member[m].devset, devset);
@@ -201,6 +202,8 @@ int memcg_create(struct uswap_runtime *rt, uint64_t max_bytes,
 			return 0;
 		uswap_log("cannot join the budget of the program that exec'd this one (%s): this one has a budget of its own",
 			  strerror(-err));
+		/* Not joined: opt.tree_fd is none of this runtime's. */
+		rt->opt.flags &= ~USWAP_OPT_JOIN_TREE;
 	}
 	mc = memcg_map(len, name, sizeof(name), &rt->tree_fd);
 	if (!mc)
@@ -224,10 +227,17 @@ int memcg_tree_fd(struct uswap_runtime *rt)
 	return rt->tree_fd_exec >= 0 ? rt->tree_fd_exec : -EBADF;
 }
 
-/* This process leaves the tree (its slots were freed by the caller). */
+/*
+ * This process leaves the tree (its slots were freed by the caller), and
+ * closes the budget's descriptors that are the runtime's: its own, and
+ * the one for exec that memcg_tree_fd() made.  The one an exec'd member
+ * joined by (opt.tree_fd, which memcg_tree_fd() hands on) is the
+ * caller's and stays open.
+ */
 void memcg_destroy(struct uswap_runtime *rt)
 {
 	struct memcg *mc = rt->memcg;
+	bool joined = rt->opt.flags & USWAP_OPT_JOIN_TREE;
 
 	if (!mc)
 		return;
@@ -235,6 +245,9 @@ void memcg_destroy(struct uswap_runtime *rt)
 	prim_munmap(mc, mc->map_len);
 	if (rt->tree_fd >= 0)
 		close(rt->tree_fd);
+	if (rt->tree_fd_exec >= 0 && !joined)
+		close(rt->tree_fd_exec);
+	rt->tree_fd = rt->tree_fd_exec = -1;
 	rt->memcg = NULL;
 }
 
@@ -643,13 +656,27 @@ static bool devset_in_use(struct memcg *mc, uint64_t devset, unsigned skip)
 }
 
 /*
- * Claim member m for reaping: its reaper field names this process.  A
- * reaper that died half-way (kill -9 of a process whose reclaimer was
- * reaping) is taken over: reaping is idempotent.
+ * Claim member m, found in state st in its occupancy gen, for reaping:
+ * its reaper field names this process.  A reaper that died half-way
+ * (kill -9 of a process whose reclaimer was reaping) is taken over:
+ * reaping is idempotent.
+ *
+ * The entry may have changed hands since st and gen were read: its
+ * process left the tree (memcg_member_release), or exec'd and was reaped,
+ * and the entry went to a new child of a fork or to the exec'd image
+ * itself (same pid), which is LIVE too.  Reaping it would free the uses
+ * of slots the new occupant still holds, and it would free them again
+ * itself, taking its parent's uses with them: the parent's slot would be
+ * handed out while its data is still there.  So the claim stands only if
+ * the entry is still in occupancy gen once it is REAPING (member_reserve
+ * bumps gen before a new occupant can be LIVE); otherwise it is given
+ * back.
  */
-static bool reap_claim(struct memcg *mc, unsigned m, unsigned st)
+static bool reap_claim(struct memcg *mc, unsigned m, unsigned st,
+		       uint32_t gen)
 {
 	int r = atomic_load(&mc->member[m].reaper);
+	unsigned reaping = MEMBER_REAPING;
 
 	if (r && (kill(r, 0) == 0 || errno != ESRCH))
 		return false;		/* being reaped by a live process */
@@ -659,6 +686,12 @@ static bool reap_claim(struct memcg *mc, unsigned m, unsigned st)
 	if (st != MEMBER_REAPING &&
 	    !atomic_compare_exchange_strong(&mc->member[m].state, &st,
 					    MEMBER_REAPING)) {
+		atomic_store(&mc->member[m].reaper, 0);
+		return false;
+	}
+	if (atomic_load(&mc->member[m].gen) != gen) {
+		atomic_compare_exchange_strong(&mc->member[m].state, &reaping,
+					       st);
 		atomic_store(&mc->member[m].reaper, 0);
 		return false;
 	}
@@ -680,6 +713,7 @@ void memcg_reap_gone(struct uswap_runtime *rt,
 	unsigned m;
 
 	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
+		uint32_t gen = atomic_load(&mc->member[m].gen);
 		unsigned st = atomic_load(&mc->member[m].state);
 		int pid = atomic_load(&mc->member[m].pid);
 		uint64_t devset = atomic_load(&mc->member[m].devset);
@@ -693,7 +727,7 @@ void memcg_reap_gone(struct uswap_runtime *rt,
 			continue;
 		if (!mine && devset_in_use(mc, devset, m))
 			continue;
-		if (!reap_claim(mc, m, st))
+		if (!reap_claim(mc, m, st, gen))
 			continue;
 		if (mine)
 			reap(rt, m);

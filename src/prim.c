@@ -63,8 +63,15 @@ struct uffdio_poison {
 /* Pseudo-feature bit of uffd_features_off: pretend process_madvise is absent. */
 #define PRIM_NO_PROCESS_MADVISE		(1ull << 63)
 
-static _Atomic int self_pidfd = -1;
-static _Atomic pid_t self_pidfd_pid;
+/*
+ * This process's pidfd for process_madvise, opened on first use and kept
+ * until the last runtime goes (prim_self_pidfd_close): one open only for
+ * the call would come and go under a program that watches its
+ * descriptors, and one open at fork would go to the child, unclosed.
+ * pid << 32 | fd, 0 when none, so that one load tells whose it is: a fork
+ * child finds its parent's, closes that copy and opens its own.
+ */
+static _Atomic uint64_t self_pidfd;
 static _Atomic bool no_process_madvise;
 
 int prim_uffd_open(uint64_t wanted, uint64_t off, uint64_t *got, int *uffdp)
@@ -297,24 +304,37 @@ int prim_madvise(void *addr, size_t len, int advice)
 	return syscall(SYS_madvise, addr, len, advice) < 0 ? -errno : 0;
 }
 
+/* This process's pidfd (self_pidfd), or -errno. */
 static int self_pidfd_get(void)
 {
+	uint64_t cur = atomic_load(&self_pidfd), mine;
 	pid_t pid = getpid();
-	int fd = self_pidfd;
+	int fd;
 
-	/* A child after fork must not advise its parent. */
-	if (fd >= 0 && self_pidfd_pid == pid)
-		return fd;
-	fd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (fd < 0)
-		return -errno;
-	if (fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
-		close(fd);
-		return -errno;
+	for (;;) {
+		if (cur && (pid_t)(cur >> 32) == pid)
+			return (int)(uint32_t)cur;
+		/* Close-on-exec: every pidfd is. */
+		fd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (fd < 0)
+			return -errno;
+		mine = (uint64_t)pid << 32 | (uint32_t)fd;
+		if (atomic_compare_exchange_strong(&self_pidfd, &cur, mine)) {
+			/* The parent's, inherited at fork: nobody here uses it. */
+			if (cur)
+				close((int)(uint32_t)cur);
+			return fd;
+		}
+		close(fd);	/* another thread was first: cur is its */
 	}
-	self_pidfd = fd;
-	self_pidfd_pid = pid;
-	return fd;
+}
+
+void prim_self_pidfd_close(void)
+{
+	uint64_t cur = atomic_exchange(&self_pidfd, 0);
+
+	if (cur)
+		close((int)(uint32_t)cur);
 }
 
 /*
@@ -333,8 +353,9 @@ int prim_zap_ranges(const struct iovec *iov, size_t n)
 		ssize_t done;
 
 		if (fd < 0) {
-			no_process_madvise = true;
-			break;
+			if (fd == -ENOSYS || fd == -EINVAL || fd == -EPERM)
+				no_process_madvise = true;
+			break;		/* or out of descriptors: this time */
 		}
 		for (j = 0; j < batch; j++)
 			want += iov[i + j].iov_len;

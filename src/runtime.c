@@ -47,11 +47,27 @@
 
 static pthread_mutex_t runtimes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uswap_runtime *runtimes[MAX_RUNTIMES];
+/* Runtimes from the start of their creation to the end of their destroy
+   (or failed creation), under runtimes_lock. */
+static unsigned nr_live;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static int fork_pipe[2] = { -1, -1 };
 static int fork_member[MAX_RUNTIMES];	/* the child's member, or -1 */
 
 static int start_workers(struct uswap_runtime *rt);
+static void stop_threads(struct uswap_runtime *rt);
+
+/*
+ * A runtime of this process is gone (destroyed, failed to start, or left
+ * behind in a fork child): after the last one, the pidfd that prim.c
+ * keeps is closed too.  Caller holds runtimes_lock.
+ */
+static void live_put_locked(void)
+{
+	assert(nr_live > 0);
+	if (--nr_live == 0)
+		prim_self_pidfd_close();
+}
 
 /* Give member m (the child) one use of every slot rt's regions name. */
 static void share_slots(struct uswap_runtime *rt, unsigned m)
@@ -163,6 +179,24 @@ static uint64_t materialize(struct uswap_runtime *rt)
 }
 
 /*
+ * Free the parent's worker states, the child's copies: the fault threads'
+ * and the reclaimer's (their rings are the parent's too; the child's
+ * descriptors and mappings of them go).  Their threads did not survive
+ * fork.
+ */
+static void child_forget_workers(struct uswap_runtime *rt)
+{
+	unsigned k;
+
+	for (k = 0; k < rt->nr_fault_threads; k++)
+		fault_thread_free(rt->fault_threads[k]);
+	rt->nr_fault_threads = 0;
+	reclaimer_free(rt->reclaimer, false);
+	rt->reclaimer = NULL;
+	rt->reclaim_started = false;
+}
+
+/*
  * The child's runtime cannot go on: read its swapped memory in, give up
  * its member (if it has one) and every use it holds, and leave the
  * runtime defunct (the preload library starts a new one on demand).
@@ -181,6 +215,7 @@ static void child_materialize(struct uswap_runtime *rt, int member)
 		swap_reap_member(rt, (unsigned)member);
 		memcg_member_release(rt, (unsigned)member);
 	}
+	child_forget_workers(rt);
 	close(rt->uffd);
 	close(rt->wake_pipe[0]);
 	close(rt->wake_pipe[1]);
@@ -230,7 +265,7 @@ static void child_drop_clean(struct uswap_runtime *rt)
 static int child_restart(struct uswap_runtime *rt)
 {
 	pthread_rwlockattr_t attr;
-	unsigned n, k;
+	unsigned n;
 	int err;
 
 	pthread_rwlockattr_init(&attr);
@@ -264,12 +299,11 @@ static int child_restart(struct uswap_runtime *rt)
 	close(rt->wake_pipe[1]);
 	if (pipe2(rt->wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		return -errno;
-	/* The parent's thread states: their rings are the parent's too. */
-	for (k = 0; k < rt->nr_fault_threads; k++)
-		fault_thread_free(rt->fault_threads[k]);
-	rt->nr_fault_threads = 0;
-	rt->reclaim_started = false;
-	return start_workers(rt);
+	child_forget_workers(rt);
+	err = start_workers(rt);
+	if (err)
+		stop_threads(rt);	/* those that started */
+	return err;
 }
 
 static void fork_child(void)
@@ -300,6 +334,7 @@ static void fork_child(void)
 			  strerror(-err));
 		child_materialize(rt, fork_member[i]);
 		runtimes[i] = NULL;
+		live_put_locked();
 	}
 	pthread_mutex_init(&runtimes_lock, NULL);
 }
@@ -368,6 +403,8 @@ static void stop_threads(struct uswap_runtime *rt)
 	if (rt->reclaim_started)
 		pthread_join(rt->reclaim_thread, NULL);
 	rt->reclaim_started = false;
+	reclaimer_free(rt->reclaimer, true);
+	rt->reclaimer = NULL;
 }
 
 /* The fault threads and the reclaimer. */
@@ -391,7 +428,11 @@ static int start_workers(struct uswap_runtime *rt)
 		}
 		rt->nr_fault_threads++;
 	}
-	err = start_thread(&rt->reclaim_thread, reclaim_thread_main, rt);
+	rt->reclaimer = reclaimer_alloc(rt);
+	if (!rt->reclaimer)
+		return -ENOMEM;
+	err = start_thread(&rt->reclaim_thread, reclaim_thread_main,
+			   rt->reclaimer);
 	if (err)
 		return err;
 	rt->reclaim_started = true;
@@ -469,9 +510,14 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	size_t fsize;
 	int err;
 
+	pthread_mutex_lock(&runtimes_lock);
+	nr_live++;
+	pthread_mutex_unlock(&runtimes_lock);
 	rt = prim_alloc(sizeof(*rt));
-	if (!rt)
-		return -ENOMEM;
+	if (!rt) {
+		err = -ENOMEM;
+		goto err_put;
+	}
 	if (opt)
 		rt->opt = *opt;
 	else
@@ -561,6 +607,10 @@ err_close_uffd:
 	close(rt->uffd);
 err_free:
 	prim_free(rt, sizeof(*rt));
+err_put:
+	pthread_mutex_lock(&runtimes_lock);
+	live_put_locked();
+	pthread_mutex_unlock(&runtimes_lock);
 	return err;
 }
 
@@ -606,4 +656,7 @@ EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
 	region_table_destroy(rt);
 	pthread_rwlock_destroy(&rt->op_lock);
 	prim_free(rt, sizeof(*rt));
+	pthread_mutex_lock(&runtimes_lock);
+	live_put_locked();
+	pthread_mutex_unlock(&runtimes_lock);
 }

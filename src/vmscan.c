@@ -539,24 +539,15 @@ static void reap_members(struct uswap_runtime *rt, uint64_t *last)
 }
 
 /*
- * The reclaimer thread: sleeps until charges pass high (or a fault waits
- * at max), then reclaims down to low.  When a whole round over every
- * region frees nothing (no swap space, everything in flight), it declares
- * the budget stuck so that waiting faults are admitted, and retries later.
+ * The reclaimer's state for rt: its device choice, a ring for its writes,
+ * a compressor when rt has a pool.  NULL when out of memory.
  */
-void *reclaim_thread_main(void *arg)
+struct reclaimer *reclaimer_alloc(struct uswap_runtime *rt)
 {
-	struct uswap_runtime *rt = arg;
 	struct reclaimer *rc = prim_alloc(sizeof(*rc));
-	uint64_t last_reap = 0;
-	unsigned idle = 0;
-	int tier_sticky = -1;
 
-	if (!rc) {
-		uswap_log("reclaimer: out of memory; no reclaim");
-		memcg_set_stuck(rt, true);
+	if (!rc)
 		return NULL;
-	}
 	rc->rt = rt;
 	rc->tier = -1;
 	swap_pick_init(&rc->pick);
@@ -566,6 +557,42 @@ void *reclaim_thread_main(void *arg)
 		if (!rc->zc)
 			uswap_log("reclaimer: out of memory for a compressor; no compression");
 	}
+	return rc;
+}
+
+/*
+ * Free rc; its thread, if it ran, has been joined.  owner false: rc is a
+ * fork child's copy of its parent's reclaimer, whose current clusters (in
+ * the shared slot maps) stay the parent's; only the ring, its mappings
+ * and the memory are the child's to free.
+ */
+void reclaimer_free(struct reclaimer *rc, bool owner)
+{
+	if (!rc)
+		return;
+	if (owner)
+		swap_pick_release(rc->rt, &rc->pick);
+	swap_io_destroy(rc->io);
+	if (rc->zc)
+		zswap_ctx_destroy(rc->rt->zswap, rc->zc);
+	prim_free(rc, sizeof(*rc));
+}
+
+/*
+ * The reclaimer thread (arg: its struct reclaimer): sleeps until charges
+ * pass high (or a fault waits at max), then reclaims down to low.  When a
+ * whole round over every region frees nothing (no swap space, everything
+ * in flight), it declares the budget stuck so that waiting faults are
+ * admitted, and retries later.
+ */
+void *reclaim_thread_main(void *arg)
+{
+	struct reclaimer *rc = arg;
+	struct uswap_runtime *rt = rc->rt;
+	uint64_t last_reap = 0;
+	unsigned idle = 0;
+	int tier_sticky = -1;
+
 	while (!rt->stopping) {
 		bool nospace = false;
 		uint64_t got;
@@ -608,10 +635,5 @@ void *reclaim_thread_main(void *arg)
 			}
 		}
 	}
-	swap_pick_release(rt, &rc->pick);
-	swap_io_destroy(rc->io);
-	if (rc->zc)
-		zswap_ctx_destroy(rt->zswap, rc->zc);
-	prim_free(rc, sizeof(*rc));
 	return NULL;
 }

@@ -4,8 +4,10 @@
 # peak RSS stays under 64 MiB + 8 MiB; pswpout and pswpin are non-zero.
 # Same with --folio 4K, 64K and 2M.  The 8 MiB covers the stress program's
 # own memory (about 3 MiB) and the runtime's; with 2M folios each of the two
-# fault threads holds a 2 MiB folio buffer, and the peak sits at about
-# 71.9 MiB, so 2M gets 10 MiB (the figure is printed either way).
+# fault threads holds a 2 MiB folio buffer, and the peak sat at about
+# 71.9 MiB on one development machine and 74.6 to 74.8 MiB on a fresh one
+# of the same kind (2026-12-04: the budget's charge stayed at 64 MiB), so
+# 2M gets 12 MiB (the figure is printed either way).
 B=${USWAP_BUILD:-build}
 set -u
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -19,7 +21,7 @@ d = json.load(open(sys.argv[1])); v = d["vmstat"]; rss = d["process"]["rss_peak_
 print(f"folio {sys.argv[2]}: pswpout {v['pswpout']} pswpin {v['pswpin']} resident_peak {v['resident_peak']>>20} MiB rss_peak {rss/1024:.1f} MiB metadata {v['metadata_bytes']} B")
 assert v["pswpout"] > 0 and v["pswpin"] > 0, "no swap traffic"
 assert v["resident_peak"] <= 64 << 20, "resident peak past --max"
-slack = 10 if sys.argv[2] == "2M" else 8
+slack = 12 if sys.argv[2] == "2M" else 8
 assert rss <= (64 + slack) * 1024, f"peak RSS {rss} KiB is over {64 + slack} MiB"
 PY
 done

@@ -4,17 +4,18 @@
 # folios, 5 threads, the zstd pool page by page in front of two swap
 # files, an exec'd child joining the budget, short reads and writes and
 # userfaultfd EAGAIN injected), every byte checked, the counters checked,
-# nothing left behind.  Skipped in sanitizer builds: an ASan preload
-# library cannot be preloaded (the soak's own ASan rounds put the worker
-# on the library's API instead).  --avoid-known: the soak's open bug
-# (descriptor leaks) is counted, not failed, here; tests/soak/run without
-# it fails on it.
+# nothing left behind, no descriptor leaked.  In an ASan build the worker
+# is the ASan one, under the plain preload library (which every build
+# has).  Skipped in TSan builds (a TSan program's fork children start
+# uswap's threads, which TSan does not follow: tests/e2e/sanitizers.sh).
+# --avoid-known would leave out the soak's known open bugs that this mix
+# could draw (tests/soak/run, KNOWN: none at present).
 set -u
 B=${USWAP_BUILD:-build}
 cd "$(dirname "$0")/../.." || exit 1
 [ -x "$B/tests/soak/worker" ] || { echo "SKIP: $B/tests/soak/worker is not built"; exit 77; }
 case $B in
-*asan* | *tsan*) echo "SKIP: a sanitizer build ($B): its preload library cannot be preloaded"; exit 77 ;;
+*tsan*) echo "SKIP: a TSan build ($B): fork children start threads TSan does not follow"; exit 77 ;;
 esac
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
