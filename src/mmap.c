@@ -6,10 +6,10 @@
  * A structural change (unmap, move, discard) takes op_lock for writing,
  * waits until no folio of its range is in flight (an eviction or a load
  * owned by another thread outside the lock, or a victim whose pages the
- * reclaimer still reads after a write aborted its eviction), marks the range busy so that
- * reclaim leaves it alone meanwhile, and then changes the kernel mapping
- * and the tables together, so that no thread ever sees one without the
- * other.
+ * reclaimer still reads after a write aborted its eviction), marks the
+ * range busy so that reclaim leaves it alone meanwhile, and then changes
+ * the kernel mapping and the tables together, so that no thread ever sees
+ * one without the other.
  */
 #include <errno.h>
 #include <stdbool.h>

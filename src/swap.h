@@ -161,6 +161,9 @@ void swap_slot_free(struct swap_info *si, uint32_t offset, uint32_t nr);
 int swap_slot_dup(struct swap_info *si, uint32_t offset);
 /* Use count of a slot. */
 unsigned swap_slot_count(struct swap_info *si, uint32_t offset);
+/* The highest use count among nr slots from offset (one lock). */
+unsigned swap_slots_max_count(struct swap_info *si, uint32_t offset,
+			      uint32_t nr);
 /* Check every invariant of the lists and counts; 0 or -EUCLEAN. */
 int swap_info_validate(struct swap_info *si);
 

@@ -645,6 +645,20 @@ int swap_slot_dup(struct swap_info *si, uint32_t offset)
 	return err;
 }
 
+unsigned swap_slots_max_count(struct swap_info *si, uint32_t offset,
+			      uint32_t nr)
+{
+	unsigned max = 0;
+	uint32_t i;
+
+	assert(offset <= si->nr_slots && nr <= si->nr_slots - offset);
+	prim_mutex_lock(&si->lock);
+	for (i = offset; i < offset + nr; i++)
+		max = MAX(max, si->swap_map[i]);
+	pthread_mutex_unlock(&si->lock);
+	return max;
+}
+
 unsigned swap_slot_count(struct swap_info *si, uint32_t offset)
 {
 	unsigned count;

@@ -605,26 +605,21 @@ static int write_unit(struct zswap *zs, struct zswap_ctx *c, uint32_t first,
 }
 
 /*
- * Is a live page of the unit in c->live shared with another process of the
- * tree (a slot used more than once: fork)?  Both processes hold the same
- * entry in their copies of the pool, and both could write it back to the
- * one slot at once: with --encrypt each seals it under its own nonce, and
- * the slot's ciphertext and tag could come from different writes.  Such an
+ * Is a slot of the unit at first shared with another process of the tree
+ * (used more than once: fork)?  Both processes hold the same entry in
+ * their copies of the pool, and both could write it back to the one slot
+ * at once: with --encrypt each seals it under its own nonce, and the
+ * slot's ciphertext and tag could come from different writes.  Such an
  * entry stays in the pool until one of them frees its use.  The count
  * cannot grow meanwhile: only a fork of this process could add a use, and
- * fork waits for writeback (zswap_fork_prepare).
+ * fork waits for writeback (zswap_fork_prepare).  The unit's pages freed
+ * already count too (their slots may be another folio's now): at worst an
+ * entry waits one more round.
  */
-static bool unit_shared(struct zswap *zs, struct zswap_ctx *c, uint32_t first,
-			uint32_t nr)
+static bool unit_shared(struct zswap *zs, uint32_t first, uint32_t nr)
 {
-	struct swap_info *si = zs->si[swp_type(first)];
-	uint32_t k;
-
-	for (k = 0; k < nr; k++)
-		if ((c->live[k / 64] >> (k % 64) & 1) &&
-		    swap_slot_count(si, swp_offset(first) + k) > 1)
-			return true;
-	return false;
+	return swap_slots_max_count(zs->si[swp_type(first)],
+				    swp_offset(first), nr) > 1;
 }
 
 /*
@@ -659,7 +654,7 @@ static int writeback_one(struct zswap *zs, struct zswap_ctx *c)
 		zs_read(zs->pool, (uint32_t)e.value, c->cbuf, e.clen);
 	pthread_mutex_unlock(&zs->lock);
 
-	if (unit_shared(zs, c, first, nr)) {
+	if (unit_shared(zs, first, nr)) {
 		err = -EBUSY;
 	} else {
 		err = unpack(zs, c, &e, c->dbuf);
