@@ -108,12 +108,15 @@ struct zswap {
 	_Atomic bool full;
 	_Atomic uint64_t ctr[ZC_NR];
 
-	/* Compression threads: a batch is shared out by job index. */
+	/*
+	 * Compression threads: a batch is shared out by job index, claimed
+	 * in `claim` (the batch's gen << 32 | the next index).
+	 */
 	pthread_mutex_t work_lock;
 	pthread_cond_t work_cv, done_cv;
 	struct zswap_job *jobs;
 	unsigned nr_jobs;
-	_Atomic unsigned next_job;
+	_Atomic uint64_t claim;
 	unsigned jobs_done, busy;
 	uint64_t batch_gen;
 	bool stopping;
@@ -376,14 +379,26 @@ static void store_job(struct zswap *zs, struct zswap_ctx *c,
 		count_mthp(zs, j->nr);
 }
 
-/* Take jobs of the current batch until none is left. */
-static void run_jobs(struct zswap *zs, struct zswap_ctx *c)
+/*
+ * Take jobs of batch gen (n jobs) until none is left.  A job is claimed by
+ * moving the claim word from (gen, i) to (gen, i + 1).  A thread that was
+ * woken for a batch but runs only once the next one is out finds another
+ * gen there and takes nothing: an index drawn in one batch is never used
+ * in the next, where another thread draws it too and the job would be
+ * stored twice (one slot, two entries: the soak found it).
+ */
+static void run_jobs(struct zswap *zs, struct zswap_ctx *c, uint32_t gen,
+		     struct zswap_job *jobs, unsigned n)
 {
-	unsigned i, done = 0;
+	uint64_t v = atomic_load(&zs->claim);
+	unsigned done = 0;
 
-	while ((i = atomic_fetch_add(&zs->next_job, 1)) < zs->nr_jobs) {
-		store_job(zs, c, &zs->jobs[i]);
+	while ((uint32_t)(v >> 32) == gen && (uint32_t)v < n) {
+		if (!atomic_compare_exchange_weak(&zs->claim, &v, v + 1))
+			continue;
+		store_job(zs, c, &jobs[(uint32_t)v]);
 		done++;
+		v = atomic_load(&zs->claim);
 	}
 	if (done) {
 		pthread_mutex_lock(&zs->work_lock);
@@ -402,14 +417,19 @@ static void *compress_thread(void *arg)
 
 	pthread_mutex_lock(&zs->work_lock);
 	for (;;) {
+		struct zswap_job *jobs;
+		unsigned n;
+
 		while (!zs->stopping && zs->batch_gen == seen)
 			pthread_cond_wait(&zs->work_cv, &zs->work_lock);
 		if (zs->stopping)
 			break;
 		seen = zs->batch_gen;
+		jobs = zs->jobs;
+		n = zs->nr_jobs;
 		zs->busy++;
 		pthread_mutex_unlock(&zs->work_lock);
-		run_jobs(zs, w->ctx);
+		run_jobs(zs, w->ctx, (uint32_t)seen, jobs, n);
 		pthread_mutex_lock(&zs->work_lock);
 		if (--zs->busy == 0)
 			pthread_cond_broadcast(&zs->done_cv);
@@ -421,6 +441,7 @@ static void *compress_thread(void *arg)
 void zswap_store_batch(struct zswap *zs, struct zswap_ctx *c,
 		       struct zswap_job *jobs, unsigned n)
 {
+	uint32_t gen;
 	unsigned i;
 
 	if (!zs->nr_threads || n < 2) {
@@ -432,12 +453,12 @@ void zswap_store_batch(struct zswap *zs, struct zswap_ctx *c,
 	zs->jobs = jobs;
 	zs->nr_jobs = n;
 	zs->jobs_done = 0;
-	atomic_store(&zs->next_job, 0);
-	zs->batch_gen++;
+	gen = (uint32_t)++zs->batch_gen;
+	atomic_store(&zs->claim, (uint64_t)gen << 32);
 	pthread_cond_broadcast(&zs->work_cv);
 	pthread_mutex_unlock(&zs->work_lock);
 
-	run_jobs(zs, c);
+	run_jobs(zs, c, gen, jobs, n);
 
 	/* Every job done, and no thread still looking at this batch. */
 	pthread_mutex_lock(&zs->work_lock);
