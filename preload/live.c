@@ -111,9 +111,27 @@ static int live_spawn(void)
 	return err;
 }
 
-/* In a child after fork (registered after the runtime's own handler). */
+/*
+ * Around fork: no snapshot is being written.  The publisher holds a
+ * descriptor of the temporary file while it writes one; a child forked
+ * then would keep it for good (the publisher does not run there).  These
+ * handlers are registered after the runtime's, so this prepare runs
+ * before the runtime's (which waits for every folio in flight) and the
+ * lock is never held across it.
+ */
+static void live_atfork_prepare(void)
+{
+	pthread_mutex_lock(&live.lock);
+}
+
+static void live_atfork_parent(void)
+{
+	pthread_mutex_unlock(&live.lock);
+}
+
 static void live_atfork_child(void)
 {
+	pthread_mutex_init(&live.lock, NULL);
 	atomic_store(&live.pid, 0);
 	if (live.rt && uswap_runtime_usable(live.rt))
 		live_start(live.rt);
@@ -121,7 +139,8 @@ static void live_atfork_child(void)
 
 static void live_atfork_register(void)
 {
-	pthread_atfork(NULL, NULL, live_atfork_child);
+	pthread_atfork(live_atfork_prepare, live_atfork_parent,
+		       live_atfork_child);
 }
 
 void live_start(struct uswap_runtime *rt)
