@@ -606,6 +606,21 @@ static void set_env(const char *name, const char *value)
 	}
 }
 
+/* name=first:second, a colon-separated list (LD_PRELOAD, ASAN_OPTIONS). */
+static void set_env_list(const char *name, const char *first,
+			 const char *second)
+{
+	char *v = malloc(strlen(first) + strlen(second) + 2);
+
+	if (!v) {
+		say("out of memory");
+		exit(EXIT_CANNOT_RUN);
+	}
+	sprintf(v, "%s:%s", first, second);
+	set_env(name, v);
+	free(v);
+}
+
 static void set_env_u64(const char *name, uint64_t v, bool hex)
 {
 	char buf[32];
@@ -626,22 +641,11 @@ static void export_asan_options(void)
 {
 	static const char opt[] = "verify_asan_link_order=0";
 	const char *old = getenv("ASAN_OPTIONS");
-	char *v;
 
-	if (!old || !*old) {
+	if (!old || !*old)
 		set_env("ASAN_OPTIONS", opt);
-		return;
-	}
-	if (strstr(old, "verify_asan_link_order"))
-		return;
-	v = malloc(strlen(old) + sizeof(opt) + 1);
-	if (!v) {
-		say("out of memory");
-		exit(EXIT_CANNOT_RUN);
-	}
-	sprintf(v, "%s:%s", old, opt);
-	set_env("ASAN_OPTIONS", v);
-	free(v);
+	else if (!strstr(old, "verify_asan_link_order"))
+		set_env_list("ASAN_OPTIONS", old, opt);
 }
 
 /*
@@ -654,20 +658,11 @@ static void export_env(const struct run_args *ra, const char *preload,
 {
 	const struct uswap_options *o = &ra->opt;
 	const char *old = getenv("LD_PRELOAD");
-	char *ld;
 
-	if (old && *old) {
-		ld = malloc(strlen(preload) + strlen(old) + 2);
-		if (!ld) {
-			say("out of memory");
-			exit(EXIT_CANNOT_RUN);
-		}
-		sprintf(ld, "%s:%s", preload, old);
-		set_env("LD_PRELOAD", ld);
-		free(ld);
-	} else {
+	if (old && *old)
+		set_env_list("LD_PRELOAD", preload, old);
+	else
 		set_env("LD_PRELOAD", preload);
-	}
 	export_asan_options();
 #define EXPORT_SIZE(field, name)				\
 	do {							\

@@ -661,13 +661,7 @@ unsigned swap_slots_max_count(struct swap_info *si, uint32_t offset,
 
 unsigned swap_slot_count(struct swap_info *si, uint32_t offset)
 {
-	unsigned count;
-
-	assert(offset < si->nr_slots);
-	prim_mutex_lock(&si->lock);
-	count = si->swap_map[offset];
-	pthread_mutex_unlock(&si->lock);
-	return count;
+	return swap_slots_max_count(si, offset, 1);
 }
 
 void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx)
