@@ -36,10 +36,12 @@
  * Promotion, with hysteresis.  A demoted folio stays write-protected; a
  * write to it (fault_wp) marks it referenced.  When the reclaimer is idle
  * it walks the demoted lists: a folio written since the last walk is a
- * candidate (pgpromote_candidate); one written in two walks in a row is
- * moved back to a fast node (pgpromote_success), if the fast budget has
- * room below its low mark (so that a promotion never makes reclaim demote
- * something else at once) and within a rate limit.  Read-only use is not
+ * candidate (pgpromote_candidate), write-protected again by the walk after
+ * (not at once: the writer that marked it may not have run since its
+ * fault, and would fault again for the same write); written again after
+ * that, it is moved back to a fast node (pgpromote_success), if the fast
+ * budget has room below its low mark (so that a promotion never makes
+ * reclaim demote something else at once) and within a rate limit.  Read-only use is not
  * seen here: such a folio goes to swap when its tier is full and comes
  * back to a fast node on its next fault.
  *
@@ -457,8 +459,8 @@ static bool promote_allowed(struct tiering *tg, unsigned nr)
 
 /*
  * One walk of r's demoted list (up to PROMOTE_SCAN_PAGES from the cold
- * end): candidates are marked and write-protected again, second-time
- * candidates taken off the list into tg->folio[].  Returns how many were
+ * end): candidates are marked, marked ones write-protected again (a walk
+ * later), second-time candidates taken off the list into tg->folio[].  Returns how many were
  * taken; *na the folios to write-protect in tg->arm[].
  */
 static unsigned promote_walk(struct uswap_runtime *rt, struct region *r,
@@ -493,6 +495,8 @@ static unsigned promote_walk(struct uswap_runtime *rt, struct region *r,
 			}
 			atomic_fetch_and(&f->flags, ~F_REFERENCED);
 			atomic_fetch_or(&f->flags, F_PROMOTE);
+			lru_add(r, i, false);	/* armed by the next walk */
+			continue;
 		} else if (folio_state(fl) == FOLIO_RESIDENT &&
 			   (fl & (F_ARMED | F_CLEAN))) {
 			atomic_fetch_and(&f->flags, ~F_PROMOTE);

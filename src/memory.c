@@ -548,6 +548,17 @@ static void fault_wp(struct fault_thread *ft, uintptr_t addr)
 	i = folio_index(r, addr);
 	f = &r->folios[i];
 	folio_range(r, i, &a, &len, &page);
+	/*
+	 * lru_lock from the change of flags to the end of the unprotect: the
+	 * reclaimer arms a folio (F_ARMED, under lru_lock) and write-protects
+	 * it after.  Were that to fall between our clearing F_ARMED and our
+	 * unprotect, the unprotect would undo the new protection of a folio
+	 * marked armed: writes would not be seen, and an eviction that writes
+	 * the folio out from its pages would lose them, or store a slot whose
+	 * checksum was computed before them (soak bugs 10 and 6).  A promotion
+	 * walk re-arming the folio there made one write look like two.
+	 */
+	pthread_mutex_lock(&r->lru_lock);
 	fl = atomic_load(&f->flags);
 	for (;;) {
 		unsigned s = folio_state(fl);
@@ -578,15 +589,13 @@ static void fault_wp(struct fault_thread *ft, uintptr_t addr)
 			atomic_fetch_or_explicit(&f->flags, 0,
 						 memory_order_release);
 		}
-		if (s == FOLIO_EVICTING) {
+		if (s == FOLIO_EVICTING)
 			/* Abort: the reclaimer's CAS to ZAPPING will fail. */
-			pthread_mutex_lock(&r->lru_lock);
 			lru_add(r, i, true);
-			pthread_mutex_unlock(&r->lru_lock);
-		}
 		prim_uffd_wp(rt->uffd, a, len, false, true);
 		break;
 	}
+	pthread_mutex_unlock(&r->lru_lock);
 	pthread_rwlock_unlock(&rt->op_lock);
 }
 

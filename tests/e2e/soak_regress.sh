@@ -10,6 +10,12 @@
 #                 reclaimer, still compressing it in place, faulted on the
 #                 hole and waited for ever (bug 7; F_STORING).  Hung
 #                 within 25 s before the fix.
+#   151282538207  2M folios, two devices, no pool, forks and an exec: a
+#                 write fault's late unprotect undid the reclaimer's new
+#                 write-protection, and an eviction lost a write or
+#                 stored a slot failing its checksum (bugs 10 and 6;
+#                 lru_lock in fault_wp).  Rare: 2 of 2 on an instrumented
+#                 build, 0 of 8 on a plain one.
 set -u
 B=${USWAP_BUILD:-build}
 cd "$(dirname "$0")/../.." || exit 1
@@ -32,4 +38,5 @@ replay() {	# SEED SECONDS
 	fi
 }
 replay 943089073182 25
+replay 151282538207 30
 exit $fail

@@ -111,6 +111,25 @@ static void where(size_t first, size_t n, unsigned long count[4])
 	free(status);
 }
 
+/* The node of each page of [first, first + n), for a failure's report. */
+static void print_nodes(size_t first, size_t n)
+{
+	void **pages = calloc(n, sizeof(*pages));
+	int *status = calloc(n, sizeof(*status));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		pages[i] = mem + (first + i) * PAGE;
+	if (syscall(SYS_move_pages, 0, n, pages, NULL, status, 0) < 0)
+		fail("move_pages query");
+	fprintf(stderr, "tiering: nodes of pages %zu..%zu:", first, first + n - 1);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, " %d", status[i]);
+	fprintf(stderr, "\n");
+	free(pages);
+	free(status);
+}
+
 /* Wait until reclaim is quiet: resident under high, counters still. */
 static void settle(void)
 {
@@ -254,8 +273,10 @@ static int promote(const char *spec)
 	where(once_first, n, once);
 	if (!counter(USWAP_PGPROMOTE_SUCCESS) || hot[0] != n)
 		fail("the pages written again and again did not come back to node 0");
-	if (once[2] != n)
+	if (once[2] != n) {
+		print_nodes(once_first, n);
 		fail("pages written once were promoted (no hysteresis)");
+	}
 	for (i = 16 * MIB / PAGE; i < npages; i++)
 		put(i);
 	check_all();
