@@ -1276,7 +1276,11 @@ static void api_start(bool own)
 	}
 }
 
-/* No mapping of the runtime may outlive it. */
+/*
+ * No mapping of the runtime may outlive it: its one named mapping is the
+ * tree's budget (the memfd "uswap-tree-PID-N"; the program's own path
+ * may say "uswap" too).
+ */
 static void maps_check(void)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
@@ -1285,7 +1289,7 @@ static void maps_check(void)
 	if (!f)
 		t_fail("/proc/self/maps: %s", strerror(errno));
 	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "uswap")) {
+		if (strstr(line, "/memfd:uswap-tree-")) {
 			st.fd_leaks++;
 			fprintf(stderr, "LEAK: role %s pid %d: a mapping outlived the runtime: %s",
 				cfg.role, (int)getpid(), line);
