@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * options.c - the options of a runtime: setting them by name and from the
- * environment, checking them, and the documented defaults.
+ * environment, and what each one accepts.
  *
  * The CLI (flags), the preload library (USWAP_* variables) and programs
  * that link libuswap all describe a runtime with one struct uswap_options.
  * This file is the one place that knows what each option accepts, so that
  * a bad value gets the same one-line message wherever it comes from:
  * "--max: ..." for a flag, "USWAP_MAX: ..." for a variable.  Nothing is
- * half-applied: a failing call leaves the options as they were.
+ * half-applied: a failing call leaves the options as they were.  Whether a
+ * whole set of options holds together, and the documented defaults that
+ * fill what was left out, are options_defaults.c's.
  *
  * A size is a decimal number with an optional suffix K, M, G or T (also
  * k, m, g, t and KiB, MiB, GiB, TiB: powers of 1024); a fraction is allowed
@@ -18,15 +20,11 @@
  * constructor, inside a program that has not started yet.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
 
 #include "compress.h"
 #include "internal.h"
@@ -38,10 +36,6 @@
 #define SZ_64K		(64ull << 10)
 #define SZ_1M		(1ull << 20)
 #define SZ_2M		(2ull << 20)
-#define SZ_4M		(4ull << 20)
-#define SZ_1G		(1ull << 30)
-
-#define MAX_MIN_FOLIOS	4	/* max holds at least this many folios */
 
 enum option_id {
 	OPT_MAX,
@@ -98,8 +92,8 @@ static const struct option_name {
 	[OPT_TIER_MAX]		= { "tier-max",		 "USWAP_TIER_MAX" },
 };
 
-static void __attribute__((format(printf, 3, 4)))
-opt_err(char *err, size_t errlen, const char *fmt, ...)
+void __attribute__((format(printf, 3, 4)))
+options_err(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -115,7 +109,7 @@ opt_err(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* A size as the user would write it: "64M", "1536K", or bytes. */
-static const char *size_str(uint64_t v, char *buf, size_t len)
+const char *options_size_str(uint64_t v, char *buf, size_t len)
 {
 	static const char units[] = "TGMK";
 	unsigned i;
@@ -253,7 +247,7 @@ EXPORT void uswap_options_init(struct uswap_options *opt)
 	memset(opt, 0, sizeof(*opt));
 }
 
-static bool folio_size_valid(uint64_t v)
+bool options_folio_size_valid(uint64_t v)
 {
 	return v == SZ_4K || v == SZ_16K || v == SZ_64K || v == SZ_2M;
 }
@@ -266,18 +260,18 @@ static int set_size(uint64_t *field, uint64_t min, const char *label,
 	int ret = uswap_size_parse(value, &v);
 
 	if (ret == -ERANGE) {
-		opt_err(err, errlen, "%s: \"%s\" is too large (at most 2^64 - 1 bytes)",
+		options_err(err, errlen, "%s: \"%s\" is too large (at most 2^64 - 1 bytes)",
 			label, value);
 		return ret;
 	}
 	if (ret) {
-		opt_err(err, errlen, "%s: \"%s\" is not a size (expected a number with an optional K, M, G or T suffix)",
+		options_err(err, errlen, "%s: \"%s\" is not a size (expected a number with an optional K, M, G or T suffix)",
 			label, value);
 		return ret;
 	}
 	if (v < min) {
-		opt_err(err, errlen, "%s: \"%s\" is too small (expected at least %s)",
-			label, value, size_str(min, buf, sizeof(buf)));
+		options_err(err, errlen, "%s: \"%s\" is too small (expected at least %s)",
+			label, value, options_size_str(min, buf, sizeof(buf)));
 		return -EINVAL;
 	}
 	*field = v;
@@ -291,11 +285,11 @@ static int set_path(char *field, size_t size, const char *what,
 	size_t len = strlen(value);
 
 	if (!len) {
-		opt_err(err, errlen, "%s: empty path (expected %s)", label, what);
+		options_err(err, errlen, "%s: empty path (expected %s)", label, what);
 		return -EINVAL;
 	}
 	if (len >= size) {
-		opt_err(err, errlen, "%s: path is too long (%zu bytes, at most %zu)",
+		options_err(err, errlen, "%s: path is too long (%zu bytes, at most %zu)",
 			label, len, size - 1);
 		return -ENAMETOOLONG;
 	}
@@ -322,7 +316,7 @@ static int set_bool(unsigned *flags, unsigned bit, const char *label,
 			return 0;
 		}
 	}
-	opt_err(err, errlen, "%s: \"%s\" is not a boolean (expected 1, 0, yes, no, true or false)",
+	options_err(err, errlen, "%s: \"%s\" is not a boolean (expected 1, 0, yes, no, true or false)",
 		label, value);
 	return -EINVAL;
 }
@@ -339,7 +333,7 @@ static int set_pct(unsigned *field, const char *label, const char *value,
 		len--;
 	if (len >= sizeof(num) || (memcpy(num, value, len), num[len] = 0,
 				   parse_u64(num, false, &v)) || v < 1 || v > 100) {
-		opt_err(err, errlen, "%s: \"%s\" is not a percentage (expected a whole number from 1 to 100, optionally with %%)",
+		options_err(err, errlen, "%s: \"%s\" is not a percentage (expected a whole number from 1 to 100, optionally with %%)",
 			label, value);
 		return -EINVAL;
 	}
@@ -372,7 +366,7 @@ static int set_swap(struct uswap_options *opt, const char *label,
 		size_t n = strcspn(p, "\n"), used = strlen(opt->swap);
 
 		if (n >= sizeof(line)) {
-			opt_err(err, errlen, "%s: a device spec is too long (at most %zu bytes)",
+			options_err(err, errlen, "%s: a device spec is too long (at most %zu bytes)",
 				label, sizeof(line) - 1);
 			return -EINVAL;
 		}
@@ -384,13 +378,13 @@ static int set_swap(struct uswap_options *opt, const char *label,
 		if (swap_spec_parse(line, &spec, why, sizeof(why))) {
 			/* why names --swap: from the environment, name the variable. */
 			if (strncmp(label, "--", 2))
-				opt_err(err, errlen, "%s: %s", label, why);
+				options_err(err, errlen, "%s: %s", label, why);
 			else
-				opt_err(err, errlen, "%s", why);
+				options_err(err, errlen, "%s", why);
 			return -EINVAL;
 		}
 		if (used + n + 2 > sizeof(opt->swap)) {
-			opt_err(err, errlen, "%s: too many device specs (at most %zu bytes in all)",
+			options_err(err, errlen, "%s: too many device specs (at most %zu bytes in all)",
 				label, sizeof(opt->swap) - 1);
 			return -EINVAL;
 		}
@@ -409,13 +403,13 @@ static int set_zswap(struct uswap_options *opt, const char *label,
 	int level;
 
 	if (strlen(value) >= sizeof(opt->zswap)) {
-		opt_err(err, errlen, "%s: \"%s\" is too long (expected lz4, zstd[:LEVEL], deflate[:LEVEL] or off)",
+		options_err(err, errlen, "%s: \"%s\" is too long (expected lz4, zstd[:LEVEL], deflate[:LEVEL] or off)",
 			label, value);
 		return -EINVAL;
 	}
 	if (strcmp(value, "off") &&
 	    comp_parse(value, &alg, &level, why, sizeof(why))) {
-		opt_err(err, errlen, "%s: %s", label, why);
+		options_err(err, errlen, "%s: %s", label, why);
 		return -EINVAL;
 	}
 	strcpy(opt->zswap, value);
@@ -438,7 +432,7 @@ static int set_tiers(struct uswap_options *opt, bool demotion,
 	int ret;
 
 	if (strlen(value) >= size) {
-		opt_err(err, errlen, "%s: longer than %zu bytes", label, size - 1);
+		options_err(err, errlen, "%s: longer than %zu bytes", label, size - 1);
 		return -EINVAL;
 	}
 	if (demotion)
@@ -450,7 +444,7 @@ static int set_tiers(struct uswap_options *opt, bool demotion,
 		/* why says "--demotion ..." or "--tier-max ...": keep label's spelling */
 		const char *rest = strchr(why, ' ');
 
-		opt_err(err, errlen, "%s%s", label, rest ? rest : "");
+		options_err(err, errlen, "%s%s", label, rest ? rest : "");
 		return -EINVAL;
 	}
 	strcpy(field, value);
@@ -469,7 +463,7 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		if (id == OPT_VERBOSE)
 			value = "";
 		else {
-			opt_err(err, errlen, "%s: missing value", label);
+			options_err(err, errlen, "%s: missing value", label);
 			return -EINVAL;
 		}
 	}
@@ -485,8 +479,9 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		return set_size(&opt->swap_size, SZ_2M, label, value, err,
 				errlen);
 	case OPT_FOLIO:
-		if (uswap_size_parse(value, &v) || !folio_size_valid(v)) {
-			opt_err(err, errlen, "%s: \"%s\" is not a folio size (expected 4K, 16K, 64K or 2M)",
+		if (uswap_size_parse(value, &v) ||
+		    !options_folio_size_valid(v)) {
+			options_err(err, errlen, "%s: \"%s\" is not a folio size (expected 4K, 16K, 64K or 2M)",
 				label, value);
 			return -EINVAL;
 		}
@@ -501,7 +496,7 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 	case OPT_FAULT_THREADS:
 		ret = parse_u64(value, false, &v);
 		if (ret || v < 1 || v > OPTIONS_FAULT_THREADS_MAX) {
-			opt_err(err, errlen, "%s: \"%s\" is not a thread count (expected a whole number from 1 to %u)",
+			options_err(err, errlen, "%s: \"%s\" is not a thread count (expected a whole number from 1 to %u)",
 				label, value, OPTIONS_FAULT_THREADS_MAX);
 			return -EINVAL;
 		}
@@ -513,12 +508,12 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 	case OPT_UFFD_FEATURES_OFF:
 		ret = parse_u64(value, true, &v);
 		if (ret == -ERANGE) {
-			opt_err(err, errlen, "%s: \"%s\" is too large (at most 64 bits)",
+			options_err(err, errlen, "%s: \"%s\" is too large (at most 64 bits)",
 				label, value);
 			return ret;
 		}
 		if (ret) {
-			opt_err(err, errlen, "%s: \"%s\" is not a bit mask (expected a decimal number, or hexadecimal with 0x)",
+			options_err(err, errlen, "%s: \"%s\" is not a bit mask (expected a decimal number, or hexadecimal with 0x)",
 				label, value);
 			return ret;
 		}
@@ -535,7 +530,7 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		else if (!strcmp(value, "cpu"))
 			opt->swap_node_policy = USWAP_SWAP_NODE_CPU;
 		else {
-			opt_err(err, errlen, "%s: \"%s\" is not a node policy (expected page or cpu)",
+			options_err(err, errlen, "%s: \"%s\" is not a node policy (expected page or cpu)",
 				label, value);
 			return -EINVAL;
 		}
@@ -546,7 +541,7 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		else if (!strcmp(value, "off"))
 			opt->flags |= USWAP_OPT_NO_VERIFY;
 		else {
-			opt_err(err, errlen, "%s: \"%s\" is not a setting (expected on or off)",
+			options_err(err, errlen, "%s: \"%s\" is not a setting (expected on or off)",
 				label, value);
 			return -EINVAL;
 		}
@@ -557,7 +552,7 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		else if (!strcmp(value, "off"))
 			opt->flags &= ~USWAP_OPT_ENCRYPT;
 		else {
-			opt_err(err, errlen, "%s: \"%s\" is not a setting (expected on or off)",
+			options_err(err, errlen, "%s: \"%s\" is not a setting (expected on or off)",
 				label, value);
 			return -EINVAL;
 		}
@@ -575,7 +570,7 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		else if (!strcmp(value, "page"))
 			opt->zswap_unit = USWAP_ZSWAP_UNIT_PAGE;
 		else {
-			opt_err(err, errlen, "%s: \"%s\" is not a unit (expected folio or page)",
+			options_err(err, errlen, "%s: \"%s\" is not a unit (expected folio or page)",
 				label, value);
 			return -EINVAL;
 		}
@@ -583,7 +578,7 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 	case OPT_ZSWAP_THREADS:
 		ret = parse_u64(value, false, &v);
 		if (ret || v < 1 || v > OPTIONS_ZSWAP_THREADS_MAX) {
-			opt_err(err, errlen, "%s: \"%s\" is not a thread count (expected a whole number from 1 to %u)",
+			options_err(err, errlen, "%s: \"%s\" is not a thread count (expected a whole number from 1 to %u)",
 				label, value, OPTIONS_ZSWAP_THREADS_MAX);
 			return -EINVAL;
 		}
@@ -626,7 +621,7 @@ EXPORT int uswap_options_set(struct uswap_options *opt, const char *name,
 			break;
 	}
 	if (id == NR_OPTIONS) {
-		opt_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads, verify, encrypt, demotion, tier-max or uffd-features-off)",
+		options_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads, verify, encrypt, demotion, tier-max or uffd-features-off)",
 			name);
 		return -EINVAL;
 	}
@@ -659,283 +654,5 @@ EXPORT int uswap_options_from_env(struct uswap_options *opt, char *err,
 			return ret;
 	}
 	*opt = tmp;
-	return 0;
-}
-
-/* The swap directory must exist, be a directory and be writable. */
-static int check_swap_dir(const char *dir, char *err, size_t errlen)
-{
-	struct stat st;
-
-	if (stat(dir, &st)) {
-		int ret = -errno;
-
-		opt_err(err, errlen, "swap dir \"%s\": %s", dir, strerror(-ret));
-		return ret;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		opt_err(err, errlen, "swap dir \"%s\" is not a directory", dir);
-		return -ENOTDIR;
-	}
-	if (access(dir, W_OK | X_OK)) {
-		int ret = -errno;
-
-		opt_err(err, errlen, "swap dir \"%s\" is not writable: %s", dir,
-			strerror(-ret));
-		return ret;
-	}
-	return 0;
-}
-
-/*
- * Zero fields are "the default" here, so that the CLI can check what the
- * user gave before the runtime fills in the rest.  Value errors are
- * -EINVAL; a swap directory that cannot be used gives its errno.
- */
-EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
-			       size_t errlen)
-{
-	uint64_t folio;
-	char a[32], b[32], c[32];
-
-	if (!opt)
-		return -EINVAL;
-	folio = opt->folio_size ? opt->folio_size : OPTIONS_FOLIO_DEFAULT;
-	if (!folio_size_valid(folio)) {
-		opt_err(err, errlen, "folio size %s is not supported (expected 4K, 16K, 64K or 2M)",
-			size_str(folio, a, sizeof(a)));
-		return -EINVAL;
-	}
-	if (opt->max && opt->max < SZ_1M) {
-		opt_err(err, errlen, "max %s is too small (expected at least 1M)",
-			size_str(opt->max, a, sizeof(a)));
-		return -EINVAL;
-	}
-	if (opt->max && opt->max < MAX_MIN_FOLIOS * folio) {
-		opt_err(err, errlen, "max %s is less than %d folios of %s (expected at least %s, or a smaller folio)",
-			size_str(opt->max, a, sizeof(a)), MAX_MIN_FOLIOS,
-			size_str(folio, b, sizeof(b)),
-			size_str(MAX_MIN_FOLIOS * folio, c, sizeof(c)));
-		return -EINVAL;
-	}
-	if (opt->high && opt->high < folio) {
-		opt_err(err, errlen, "high %s is less than one folio (expected at least %s)",
-			size_str(opt->high, a, sizeof(a)),
-			size_str(folio, b, sizeof(b)));
-		return -EINVAL;
-	}
-	if (opt->high && opt->max && opt->high > opt->max) {
-		opt_err(err, errlen, "high %s is greater than max %s (expected high <= max)",
-			size_str(opt->high, a, sizeof(a)),
-			size_str(opt->max, b, sizeof(b)));
-		return -EINVAL;
-	}
-	if (opt->min_region && opt->min_region < SZ_4K) {
-		opt_err(err, errlen, "min-region %s is too small (expected at least 4K)",
-			size_str(opt->min_region, a, sizeof(a)));
-		return -EINVAL;
-	}
-	if (opt->swap_size && opt->swap_size < SZ_2M) {
-		opt_err(err, errlen, "swap-size %s is too small (expected at least 2M)",
-			size_str(opt->swap_size, a, sizeof(a)));
-		return -EINVAL;
-	}
-	if (opt->fault_threads > OPTIONS_FAULT_THREADS_MAX) {
-		opt_err(err, errlen, "fault-threads %u is out of range (expected 1 to %u)",
-			opt->fault_threads, OPTIONS_FAULT_THREADS_MAX);
-		return -EINVAL;
-	}
-	if (opt->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE |
-			   USWAP_OPT_JOIN_TREE | USWAP_OPT_NO_VERIFY |
-			   USWAP_OPT_ENCRYPT)) {
-		opt_err(err, errlen, "unknown flags 0x%x", opt->flags);
-		return -EINVAL;
-	}
-	if (opt->zswap_max_pct > 100 || opt->zswap_accept_pct > 100) {
-		opt_err(err, errlen, "zswap-max %u%% or zswap-accept %u%% is over 100%%",
-			opt->zswap_max_pct, opt->zswap_accept_pct);
-		return -EINVAL;
-	}
-	if (opt->zswap_unit > USWAP_ZSWAP_UNIT_PAGE ||
-	    opt->zswap_threads > OPTIONS_ZSWAP_THREADS_MAX) {
-		opt_err(err, errlen, "zswap-unit %u or zswap-threads %u is out of range",
-			opt->zswap_unit, opt->zswap_threads);
-		return -EINVAL;
-	}
-	if (!memchr(opt->zswap, 0, sizeof(opt->zswap))) {
-		opt_err(err, errlen, "zswap is not terminated (at most %zu bytes)",
-			sizeof(opt->zswap) - 1);
-		return -EINVAL;
-	}
-	if (!memchr(opt->swap_dir, 0, sizeof(opt->swap_dir)) ||
-	    !memchr(opt->stats_path, 0, sizeof(opt->stats_path))) {
-		opt_err(err, errlen, "swap-dir or stats path is not terminated (at most %zu bytes)",
-			sizeof(opt->swap_dir) - 1);
-		return -ENAMETOOLONG;
-	}
-	if ((opt->flags & USWAP_OPT_NO_SWAP_FILE) &&
-	    (opt->swap[0] || opt->swaptab[0])) {
-		opt_err(err, errlen, "swap none and swap devices contradict each other (expected one or the other)");
-		return -EINVAL;
-	}
-	if (!memchr(opt->swap, 0, sizeof(opt->swap)) ||
-	    !memchr(opt->swaptab, 0, sizeof(opt->swaptab))) {
-		opt_err(err, errlen, "swap or swaptab is not terminated");
-		return -EINVAL;
-	}
-	if (opt->swap_node_policy > USWAP_SWAP_NODE_CPU) {
-		opt_err(err, errlen, "swap-node-policy %u is out of range",
-			opt->swap_node_policy);
-		return -EINVAL;
-	}
-	if ((opt->flags & USWAP_OPT_NO_SWAP_FILE) &&
-	    (!opt->zswap[0] || !strcmp(opt->zswap, "off"))) {
-		opt_err(err, errlen, "swap none needs zswap (expected --zswap lz4, zstd or deflate: with no swap file the compressed pool is the only tier)");
-		return -EINVAL;
-	}
-	if (opt->swap_dir[0] && !(opt->flags & USWAP_OPT_NO_SWAP_FILE))
-		return check_swap_dir(opt->swap_dir, err, errlen);
-	return 0;
-}
-
-/* MemAvailable of /proc/meminfo, in bytes. */
-static int meminfo_available(uint64_t *bytes)
-{
-	char buf[4096], *p;
-	size_t len = 0;
-	uint64_t kib = 0;
-	ssize_t n;
-	int fd;
-
-	fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len < sizeof(buf) - 1) {
-		n = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = 0;
-	p = strstr(buf, "MemAvailable:");
-	if (!p)
-		return -ENOENT;
-	p += strlen("MemAvailable:");
-	while (*p == ' ')
-		p++;
-	if (!is_digit(*p))
-		return -EINVAL;
-	for (; is_digit(*p) && kib < (UINT64_MAX >> 10) / 10; p++)
-		kib = kib * 10 + (unsigned)(*p - '0');
-	*bytes = kib << 10;
-	return 0;
-}
-
-/* The default swap size for max on the file system of dir (see options.h). */
-static int default_swap_size(const char *dir, uint64_t max, uint64_t *size,
-			     char *err, size_t errlen)
-{
-	struct statvfs sv;
-	uint64_t free_bytes, cap, want;
-
-	if (statvfs(dir, &sv)) {
-		int ret = -errno;
-
-		opt_err(err, errlen, "swap dir \"%s\": %s", dir, strerror(-ret));
-		return ret;
-	}
-	free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
-	if (free_bytes < SZ_4M) {
-		opt_err(err, errlen, "swap dir \"%s\" has only %llu KiB free (expected at least 4M; give another swap-dir)",
-			dir, (unsigned long long)(free_bytes >> 10));
-		return -ENOSPC;
-	}
-	cap = free_bytes / 2 / SZ_2M * SZ_2M;
-	want = max > UINT64_MAX / 8 ? UINT64_MAX : max * 8;
-	if (want < SZ_1G)
-		want = SZ_1G;
-	if (want > cap)
-		want = cap;
-	*size = want / SZ_2M * SZ_2M;
-	return 0;
-}
-
-int options_apply_defaults(struct uswap_options *opt, char *err,
-			   size_t errlen)
-{
-	struct uswap_options o = *opt;
-	uint64_t avail = 0;
-	int ret;
-
-	if (!o.folio_size)
-		o.folio_size = OPTIONS_FOLIO_DEFAULT;
-	if (!o.min_region)
-		o.min_region = OPTIONS_MIN_REGION_DEFAULT;
-	if (!o.fault_threads)
-		o.fault_threads = OPTIONS_FAULT_THREADS_DEFAULT;
-	if (!o.zswap[0])
-		strcpy(o.zswap, OPTIONS_ZSWAP_DEFAULT);
-	if (!o.zswap_max_pct)
-		o.zswap_max_pct = OPTIONS_ZSWAP_MAX_PCT_DEFAULT;
-	if (!o.zswap_accept_pct)
-		o.zswap_accept_pct = OPTIONS_ZSWAP_ACCEPT_PCT_DEFAULT;
-	if (!o.zswap_unit)
-		o.zswap_unit = USWAP_ZSWAP_UNIT_FOLIO;
-	if (!o.swap_node_policy)
-		o.swap_node_policy = USWAP_SWAP_NODE_PAGE;
-	if (!o.zswap_threads) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-
-		o.zswap_threads = (unsigned)MIN(MAX(cpus - 1, 1L),
-					       (long)OPTIONS_ZSWAP_THREADS_MAX);
-	}
-	if (!o.swap_dir[0]) {
-		const char *tmp = getenv("TMPDIR");
-
-		if (!tmp || !*tmp)
-			tmp = "/tmp";
-		if (strlen(tmp) >= sizeof(o.swap_dir)) {
-			opt_err(err, errlen, "TMPDIR is too long for the swap dir (%zu bytes, at most %zu): give swap-dir",
-				strlen(tmp), sizeof(o.swap_dir) - 1);
-			return -ENAMETOOLONG;
-		}
-		strcpy(o.swap_dir, tmp);
-	}
-	/* An invalid folio size would make the roundings below meaningless. */
-	if (!folio_size_valid(o.folio_size))
-		return uswap_options_check(&o, err, errlen);
-	if (!o.max) {
-		ret = meminfo_available(&avail);
-		if (ret) {
-			opt_err(err, errlen, "cannot read MemAvailable from /proc/meminfo (%s): give max",
-				strerror(-ret));
-			return ret;
-		}
-		o.max = avail / 2 / o.folio_size * o.folio_size;
-		if (o.high > o.max) {
-			char a[32], b[32];
-
-			opt_err(err, errlen, "high %s is greater than the default max %s (half of MemAvailable): give max too",
-				size_str(o.high, a, sizeof(a)),
-				size_str(o.max, b, sizeof(b)));
-			return -EINVAL;
-		}
-	}
-	if (!o.high)
-		o.high = (o.max / 10 * 9 + o.max % 10 * 9 / 10) / o.folio_size *
-			 o.folio_size;
-	ret = uswap_options_check(&o, err, errlen);
-	if (ret)
-		return ret;
-	if (!o.swap_size && !(o.flags & USWAP_OPT_NO_SWAP_FILE)) {
-		ret = default_swap_size(o.swap_dir, o.max, &o.swap_size, err,
-					errlen);
-		if (ret)
-			return ret;
-	}
-	*opt = o;
 	return 0;
 }

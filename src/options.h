@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * options.h - the internal side of the options (options.c): the documented
- * defaults, filled in when a runtime is created.
+ * options.h - the internal side of the options: the documented defaults,
+ * filled in when a runtime is created (options_defaults.c), and what
+ * options.c shares with options_defaults.c.
  */
 #ifndef USWAP_OPTIONS_H
 #define USWAP_OPTIONS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct uswap_options;
 
@@ -18,6 +21,8 @@ struct uswap_options;
 #define OPTIONS_ZSWAP_MAX_PCT_DEFAULT	20u
 #define OPTIONS_ZSWAP_ACCEPT_PCT_DEFAULT 90u
 #define OPTIONS_ZSWAP_THREADS_MAX	16u
+
+/* options_defaults.c */
 
 /*
  * Fill every zero field of *opt with its documented default, then check the
@@ -35,5 +40,19 @@ struct uswap_options;
  * Reads /proc/meminfo and statvfs()s swap_dir; never allocates.
  */
 int options_apply_defaults(struct uswap_options *opt, char *err, size_t errlen);
+
+/* options.c */
+
+/*
+ * Format one message into err (nothing when err is NULL or errlen 0),
+ * truncated to errlen, with every control character made '?' so that it
+ * stays on one line.
+ */
+void __attribute__((format(printf, 3, 4)))
+options_err(char *err, size_t errlen, const char *fmt, ...);
+/* v as the user would write it ("64M", "1536K", or bytes); returns buf. */
+const char *options_size_str(uint64_t v, char *buf, size_t len);
+/* Is v a supported folio size: 4K, 16K, 64K or 2M? */
+bool options_folio_size_valid(uint64_t v);
 
 #endif /* USWAP_OPTIONS_H */

@@ -26,8 +26,9 @@
  * is back under accept_pct of the limit (the kernel's
  * accept_threshold_percent: without the gap, a pool at its limit would
  * flip between accepting and refusing on every page).  Meanwhile the
- * writeback thread moves the oldest entries to their slots on the device,
- * so a full pool degrades to device speed instead of stalling reclaim.
+ * writeback thread (zswap_writeback.c) moves the oldest entries to their
+ * slots on the device, so a full pool degrades to device speed instead of
+ * stalling reclaim.
  *
  * Slots and writeback.  A slot is freed by its owner (the region) through
  * zswap_slot_free().  If a writeback is writing that slot's entry at that
@@ -35,125 +36,28 @@
  * the slot could be handed to another folio and written by the device
  * path, and then overwritten with the stale data.
  *
- * Locking: zs->lock protects the slot map, the entries and the LRU, and is
- * never held across compression or I/O; the pool allocator's locks nest
- * inside it; the swap device's lock is taken only without it.  Loads copy
- * the object out under zs->lock and decompress after dropping it.
+ * Writeback itself, the writeback thread and the fork pause are in
+ * zswap_writeback.c; the structures both files share, and their locking,
+ * in zswap_pool.h.
  */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "crc32c.h"
 #include "internal.h"
 #include "zsmalloc.h"
 #include "zswap.h"
-
-#define ZE_SAME		0x1	/* value is the word filling the unit */
-#define ZE_RAW		0x2	/* the object is the pages as they are */
-#define ZE_WRITEBACK	0x4	/* being written back: frees wait for it */
-#define ZE_BAD		0x8	/* failed its checksum: never written back */
-#define ZE_OFF_LRU	(ZE_WRITEBACK | ZE_BAD)
-
-#define SLOT_FREED	(1u << 31)	/* owner freed it during writeback */
-#define ENT_NIL		0u
-#define MAX_THREADS	16u
-#define WB_SHARED_SKIP	64u	/* shared entries passed over in a row */
-
-struct zswap_entry {
-	uint64_t value;		/* ZE_SAME: the word; else the pool handle */
-	uint32_t clen;		/* bytes of the pool object */
-	uint32_t crc;		/* crc32c of those bytes */
-	uint32_t next, prev;	/* LRU, newest at the head; free list: next */
-	uint32_t slot;		/* the unit's first slot */
-	uint16_t nr;		/* pages in the unit */
-	uint16_t live;		/* slots still mapped to the entry */
-	uint8_t flags;
-};
-
-enum zswap_counter {
-	ZC_ZSWPOUT, ZC_ZSWPIN, ZC_ZSWPWB, ZC_STORED, ZC_SAME, ZC_CBYTES,
-	ZC_POOR, ZC_LIMIT, ZC_ALLOC, ZC_CFAIL, ZC_DFAIL, ZC_WBFAIL,
-	ZC_LIMIT_HIT, ZC_MTHP16, ZC_MTHP64, ZC_MTHP2M, ZC_WBSHARED, ZC_NR
-};
-
-struct zswap_ctx {
-	struct comp_ctx *comp;
-	uint8_t *cbuf;		/* a unit's object, max_unit bytes */
-	uint8_t *dbuf;		/* a unit's pages, max_unit bytes */
-	uint64_t live[MAX_FOLIO_PAGES / 64];	/* writeback: pages to write */
-};
-
-struct zswap {
-	struct zswap_params p;
-	struct swap_info *si[SWAP_MAX_TYPES];	/* by swap type */
-	unsigned nr_si;
-	struct zs_pool *pool;
-	bool can_writeback;		/* the devices have files */
-	bool logged_cfail;		/* a compressor failure was logged */
-
-	pthread_mutex_t lock;
-	uint32_t *slot_ent[SWAP_MAX_TYPES];	/* per slot: entry index, 0 for none */
-	size_t slot_ent_len[SWAP_MAX_TYPES];
-	struct zswap_entry *ent;	/* index 0 unused */
-	size_t ent_len;
-	uint32_t free_head, next_unused;
-	uint32_t lru_head, lru_tail;
-
-	uint64_t max_pages, accept_pages;
-	_Atomic int64_t pool_pages;
-	_Atomic bool full;
-	_Atomic uint64_t ctr[ZC_NR];
-
-	/*
-	 * Compression threads: a batch is shared out by job index, claimed
-	 * in `claim` (the batch's gen << 32 | the next index).
-	 */
-	pthread_mutex_t work_lock;
-	pthread_cond_t work_cv, done_cv;
-	struct zswap_job *jobs;
-	unsigned nr_jobs;
-	_Atomic uint64_t claim;
-	unsigned jobs_done, busy;
-	uint64_t batch_gen;
-	bool stopping;
-	struct zswap_worker {
-		struct zswap *zs;
-		struct zswap_ctx *ctx;
-		pthread_t tid;
-	} workers[MAX_THREADS];
-	unsigned nr_threads;
-
-	/* Writeback thread; wb_mutex is held while it works (fork waits). */
-	pthread_mutex_t wb_mutex;
-	pthread_t wb_thread;
-	bool wb_started, wb_kick;
-	pthread_cond_t wb_cv;
-	struct zswap_ctx *wb_ctx;
-};
-
-/* The slot map word of a swap entry. */
-static inline uint32_t *slot_ref(struct zswap *zs, swp_entry_t e)
-{
-	return &zs->slot_ent[swp_type(e)][swp_offset(e)];
-}
+#include "zswap_pool.h"
 
 /* Give slots back to their device (through the owner's hook). */
-static void free_slots(struct zswap *zs, swp_entry_t e, uint32_t nr)
+void zswap_free_dev_slots(struct zswap *zs, swp_entry_t e, uint32_t nr)
 {
 	if (zs->p.free_slots)
 		zs->p.free_slots(zs->p.free_arg, e, nr);
 	else
 		swap_slot_free(zs->si[swp_type(e)], swp_offset(e), nr);
-}
-
-static inline void zc_add(struct zswap *zs, enum zswap_counter c, int64_t n)
-{
-	atomic_fetch_add_explicit(&zs->ctr[c], (uint64_t)n,
-				  memory_order_relaxed);
 }
 
 /* Pool memory changed: keep our count and charge the budget. */
@@ -179,7 +83,7 @@ static uint32_t entry_alloc(struct zswap *zs)
 	return zs->next_unused++;	/* sized for one entry per slot */
 }
 
-static void lru_unlink(struct zswap *zs, uint32_t id)
+void zswap_lru_unlink(struct zswap *zs, uint32_t id)
 {
 	struct zswap_entry *e = &zs->ent[id];
 
@@ -194,7 +98,7 @@ static void lru_unlink(struct zswap *zs, uint32_t id)
 	e->next = e->prev = ENT_NIL;
 }
 
-static void lru_push(struct zswap *zs, uint32_t id)
+void zswap_lru_push(struct zswap *zs, uint32_t id)
 {
 	struct zswap_entry *e = &zs->ent[id];
 
@@ -213,12 +117,12 @@ static void entry_release(struct zswap *zs, uint32_t id)
 	struct zswap_entry *e = &zs->ent[id];
 
 	if (!(e->flags & ZE_OFF_LRU))
-		lru_unlink(zs, id);
+		zswap_lru_unlink(zs, id);
 	if (e->flags & ZE_SAME) {
-		zc_add(zs, ZC_SAME, -(int64_t)e->nr);
+		zswap_ctr_add(zs, ZC_SAME, -(int64_t)e->nr);
 	} else {
 		zs_free(zs->pool, (uint32_t)e->value);
-		zc_add(zs, ZC_CBYTES, -(int64_t)e->clen);
+		zswap_ctr_add(zs, ZC_CBYTES, -(int64_t)e->clen);
 	}
 	memset(e, 0, sizeof(*e));
 	e->next = zs->free_head;
@@ -226,27 +130,17 @@ static void entry_release(struct zswap *zs, uint32_t id)
 }
 
 /* Unmap one page of entry id from its slot. */
-static void entry_drop_page(struct zswap *zs, uint32_t id, uint32_t slot)
+void zswap_entry_drop_page(struct zswap *zs, uint32_t id, uint32_t slot)
 {
 	struct zswap_entry *e = &zs->ent[id];
 
-	*slot_ref(zs, slot) = 0;
-	zc_add(zs, ZC_STORED, -1);
+	*zswap_slot_ref(zs, slot) = 0;
+	zswap_ctr_add(zs, ZC_STORED, -1);
 	if (--e->live == 0)
 		entry_release(zs, id);
 }
 
 /* --- limit --- */
-
-static void wb_kick(struct zswap *zs)
-{
-	if (!zs->wb_started)
-		return;
-	pthread_mutex_lock(&zs->work_lock);
-	zs->wb_kick = true;
-	pthread_cond_signal(&zs->wb_cv);
-	pthread_mutex_unlock(&zs->work_lock);
-}
 
 /* May the pool take a compressed object now?  (zswap_check_limits) */
 static bool pool_accepting(struct zswap *zs)
@@ -260,8 +154,8 @@ static bool pool_accepting(struct zswap *zs)
 	}
 	if (pages >= (int64_t)zs->max_pages) {
 		if (!atomic_exchange(&zs->full, true))
-			zc_add(zs, ZC_LIMIT_HIT, 1);
-		wb_kick(zs);
+			zswap_ctr_add(zs, ZC_LIMIT_HIT, 1);
+		zswap_writeback_kick(zs);
 		return false;
 	}
 	return true;
@@ -290,13 +184,13 @@ static bool store_unit(struct zswap *zs, struct zswap_ctx *c, const void *src,
 
 		if (!pool_accepting(zs)) {
 			program_memory_read_end();
-			zc_add(zs, ZC_LIMIT, nr);
+			zswap_ctr_add(zs, ZC_LIMIT, nr);
 			return false;
 		}
 		n = prim_inject(INJECT_COMPRESS_FAIL, -1) ? -EIO :	/* tests */
 		    comp_compress(c->comp, src, len, c->cbuf, len - len / 8);
 		if (n == -ENOSPC) {
-			zc_add(zs, ZC_POOR, nr);
+			zswap_ctr_add(zs, ZC_POOR, nr);
 			if (zs->can_writeback) {
 				program_memory_read_end();
 				return false;
@@ -306,7 +200,7 @@ static bool store_unit(struct zswap *zs, struct zswap_ctx *c, const void *src,
 			n = (ssize_t)len;
 		} else if (n <= 0) {
 			program_memory_read_end();
-			zc_add(zs, ZC_CFAIL, nr);
+			zswap_ctr_add(zs, ZC_CFAIL, nr);
 			uswap_log_once(&zs->logged_cfail, "the compressor failed (%s): "
 				       "such pages go to the swap device as they are "
 				       "(counted as zswap_reject_compress_fail)",
@@ -317,7 +211,7 @@ static bool store_unit(struct zswap *zs, struct zswap_ctx *c, const void *src,
 		handle = zs_malloc(zs->pool, clen);
 		if (!handle) {
 			program_memory_read_end();
-			zc_add(zs, ZC_ALLOC, nr);
+			zswap_ctr_add(zs, ZC_ALLOC, nr);
 			return false;
 		}
 		zs_write(zs->pool, handle, data, clen);
@@ -333,29 +227,29 @@ static bool store_unit(struct zswap *zs, struct zswap_ctx *c, const void *src,
 		.nr = (uint16_t)nr, .live = (uint16_t)nr, .flags = flags,
 	};
 	for (k = 0; k < nr; k++) {
-		assert(*slot_ref(zs, slot + k) == 0);
-		*slot_ref(zs, slot + k) = id;
+		assert(*zswap_slot_ref(zs, slot + k) == 0);
+		*zswap_slot_ref(zs, slot + k) = id;
 	}
-	lru_push(zs, id);
+	zswap_lru_push(zs, id);
 	pthread_mutex_unlock(&zs->lock);
 
-	zc_add(zs, ZC_STORED, nr);
-	zc_add(zs, ZC_ZSWPOUT, nr);
+	zswap_ctr_add(zs, ZC_STORED, nr);
+	zswap_ctr_add(zs, ZC_ZSWPOUT, nr);
 	if (flags & ZE_SAME)
-		zc_add(zs, ZC_SAME, nr);
+		zswap_ctr_add(zs, ZC_SAME, nr);
 	else
-		zc_add(zs, ZC_CBYTES, clen);
+		zswap_ctr_add(zs, ZC_CBYTES, clen);
 	return true;
 }
 
 static void count_mthp(struct zswap *zs, uint32_t nr)
 {
 	if (nr == 4)
-		zc_add(zs, ZC_MTHP16, 1);
+		zswap_ctr_add(zs, ZC_MTHP16, 1);
 	else if (nr == 16)
-		zc_add(zs, ZC_MTHP64, 1);
+		zswap_ctr_add(zs, ZC_MTHP64, 1);
 	else if (nr == 512)
-		zc_add(zs, ZC_MTHP2M, 1);
+		zswap_ctr_add(zs, ZC_MTHP2M, 1);
 }
 
 /* One folio: as one unit, or page by page. */
@@ -476,7 +370,7 @@ bool zswap_present(struct zswap *zs, swp_entry_t slot)
 	bool present;
 
 	pthread_mutex_lock(&zs->lock);
-	present = (*slot_ref(zs, slot) & ~SLOT_FREED) != 0;
+	present = (*zswap_slot_ref(zs, slot) & ~SLOT_FREED) != 0;
 	pthread_mutex_unlock(&zs->lock);
 	return present;
 }
@@ -487,7 +381,7 @@ uint32_t zswap_absent_run(struct zswap *zs, swp_entry_t slot, uint32_t nr)
 
 	pthread_mutex_lock(&zs->lock);
 	for (k = 0; k < nr; k++)
-		if (*slot_ref(zs, slot + k) & ~SLOT_FREED)
+		if (*zswap_slot_ref(zs, slot + k) & ~SLOT_FREED)
 			break;
 	pthread_mutex_unlock(&zs->lock);
 	return k;
@@ -497,8 +391,8 @@ uint32_t zswap_absent_run(struct zswap *zs, swp_entry_t slot, uint32_t nr)
  * Rebuild the unit's pages from a copy of its entry and object: into dst
  * when it wants the whole unit, else into c->dbuf.  0 or -EBADMSG.
  */
-static int unpack(struct zswap *zs, struct zswap_ctx *c,
-		  const struct zswap_entry *e, void *dst)
+int zswap_unpack(struct zswap *zs, struct zswap_ctx *c,
+		 const struct zswap_entry *e, void *dst)
 {
 	size_t len = (size_t)e->nr << PAGE_SHIFT;
 
@@ -524,7 +418,7 @@ int zswap_load(struct zswap *zs, struct zswap_ctx *c, swp_entry_t slot,
 	int err;
 
 	pthread_mutex_lock(&zs->lock);
-	id = *slot_ref(zs, slot) & ~SLOT_FREED;
+	id = *zswap_slot_ref(zs, slot) & ~SLOT_FREED;
 	if (id == ENT_NIL) {
 		pthread_mutex_unlock(&zs->lock);
 		return 0;
@@ -533,25 +427,25 @@ int zswap_load(struct zswap *zs, struct zswap_ctx *c, swp_entry_t slot,
 	idx = slot - e.slot;
 	count = 1;
 	while (count < nr && idx + count < e.nr &&
-	       (*slot_ref(zs, slot + count) & ~SLOT_FREED) == id)
+	       (*zswap_slot_ref(zs, slot + count) & ~SLOT_FREED) == id)
 		count++;
 	if (!(e.flags & ZE_SAME))
 		zs_read(zs->pool, (uint32_t)e.value, c->cbuf, e.clen);
 	pthread_mutex_unlock(&zs->lock);
 
 	if (idx == 0 && count == e.nr) {
-		err = unpack(zs, c, &e, dst);
+		err = zswap_unpack(zs, c, &e, dst);
 	} else {
-		err = unpack(zs, c, &e, c->dbuf);
+		err = zswap_unpack(zs, c, &e, c->dbuf);
 		if (!err)
 			memcpy(dst, c->dbuf + ((size_t)idx << PAGE_SHIFT),
 			       (size_t)count << PAGE_SHIFT);
 	}
 	if (err) {
-		zc_add(zs, ZC_DFAIL, 1);
+		zswap_ctr_add(zs, ZC_DFAIL, 1);
 		return -EBADMSG;
 	}
-	zc_add(zs, ZC_ZSWPIN, count);
+	zswap_ctr_add(zs, ZC_ZSWPIN, count);
 	return (int)count;
 }
 
@@ -569,17 +463,17 @@ void zswap_slot_free(struct zswap *zs, swp_entry_t slot, uint32_t nr)
 		memset(now, 0, sizeof(now));
 		pthread_mutex_lock(&zs->lock);
 		for (k = 0; k < chunk; k++) {
-			uint32_t id = *slot_ref(zs, base + k);
+			uint32_t id = *zswap_slot_ref(zs, base + k);
 
 			if (id & SLOT_FREED)
 				continue;	/* cannot happen: freed twice */
 			if (id != ENT_NIL &&
 			    (zs->ent[id].flags & ZE_WRITEBACK)) {
-				*slot_ref(zs, base + k) = id | SLOT_FREED;
+				*zswap_slot_ref(zs, base + k) = id | SLOT_FREED;
 				continue;	/* the writeback frees it */
 			}
 			if (id != ENT_NIL)
-				entry_drop_page(zs, id, base + k);
+				zswap_entry_drop_page(zs, id, base + k);
 			now[k / 64] |= 1ull << (k % 64);
 		}
 		pthread_mutex_unlock(&zs->lock);
@@ -589,222 +483,13 @@ void zswap_slot_free(struct zswap *zs, swp_entry_t slot, uint32_t nr)
 			       (now[(k + run) / 64] >> ((k + run) % 64) & 1))
 				run++;
 			if (run)
-				free_slots(zs, base + k, run);
+				zswap_free_dev_slots(zs, base + k, run);
 			else
 				run = 1;
 		}
 		done += chunk;
 	}
 }
-
-/* --- writeback --- */
-
-/* Write the live pages of the unit in c->dbuf to their slots. */
-static int write_unit(struct zswap *zs, struct zswap_ctx *c, uint32_t first,
-		      uint32_t nr)
-{
-	uint32_t k = 0, run;
-	int err = 0;
-
-	while (k < nr && !err) {
-		struct iovec iov;
-
-		if (!(c->live[k / 64] >> (k % 64) & 1)) {
-			k++;
-			continue;
-		}
-		run = 1;
-		while (k + run < nr && (c->live[(k + run) / 64] >> ((k + run) % 64) & 1))
-			run++;
-		iov.iov_base = c->dbuf + ((size_t)k << PAGE_SHIFT);
-		iov.iov_len = (size_t)run << PAGE_SHIFT;
-		err = swap_write(zs->si[swp_type(first)], swp_offset(first) + k,
-				 &iov, 1, iov.iov_len);
-		k += run;
-	}
-	return err;
-}
-
-/*
- * Is a slot of the unit at first shared with another process of the tree
- * (used more than once: fork)?  Both processes hold the same entry in
- * their copies of the pool, and both could write it back to the one slot
- * at once: with --encrypt each seals it under its own nonce, and the
- * slot's ciphertext and tag could come from different writes.  Such an
- * entry stays in the pool until one of them frees its use.  The count
- * cannot grow meanwhile: only a fork of this process could add a use, and
- * fork waits for writeback (zswap_fork_prepare).  The unit's pages freed
- * already count too (their slots may be another folio's now): at worst an
- * entry waits one more round.
- */
-static bool unit_shared(struct zswap *zs, uint32_t first, uint32_t nr)
-{
-	return swap_slots_max_count(zs->si[swp_type(first)],
-				    swp_offset(first), nr) > 1;
-}
-
-/*
- * Write back the oldest entry.  Returns the pages written, 0 when there is
- * nothing to write back, -EBUSY when the entry is shared (unit_shared: it
- * goes to the head of the LRU), -errno when it failed (the entry stays).
- */
-static int writeback_one(struct zswap *zs, struct zswap_ctx *c)
-{
-	uint64_t freed[MAX_FOLIO_PAGES / 64] = { 0 };
-	uint32_t id, k, first, nr, written = 0;
-	struct zswap_entry e;
-	bool bad = false;
-	int err;
-
-	pthread_mutex_lock(&zs->lock);
-	id = zs->lru_tail;
-	if (id == ENT_NIL) {
-		pthread_mutex_unlock(&zs->lock);
-		return 0;
-	}
-	lru_unlink(zs, id);
-	zs->ent[id].flags |= ZE_WRITEBACK;
-	e = zs->ent[id];
-	first = e.slot;
-	nr = e.nr;
-	memset(c->live, 0, sizeof(c->live));
-	for (k = 0; k < nr; k++)
-		if (*slot_ref(zs, first + k) == id)
-			c->live[k / 64] |= 1ull << (k % 64);
-	if (!(e.flags & ZE_SAME))
-		zs_read(zs->pool, (uint32_t)e.value, c->cbuf, e.clen);
-	pthread_mutex_unlock(&zs->lock);
-
-	if (unit_shared(zs, first, nr)) {
-		err = -EBUSY;
-	} else {
-		err = unpack(zs, c, &e, c->dbuf);
-		if (err) {
-			zc_add(zs, ZC_DFAIL, 1);
-			bad = true;
-		} else {
-			err = write_unit(zs, c, first, nr);
-		}
-	}
-
-	/*
-	 * Written: every page leaves the pool (its slot now holds it).  Failed:
-	 * only the pages freed meanwhile go, and the entry stays.
-	 */
-	pthread_mutex_lock(&zs->lock);
-	for (k = 0; k < nr && zs->ent[id].live; k++) {
-		uint32_t v = *slot_ref(zs, first + k);
-
-		if (v == (id | SLOT_FREED)) {
-			freed[k / 64] |= 1ull << (k % 64);
-			entry_drop_page(zs, id, first + k);
-		} else if (v == id && !err) {
-			entry_drop_page(zs, id, first + k);
-			written++;
-		}
-	}
-	if (zs->ent[id].live) {
-		zs->ent[id].flags &= ~ZE_WRITEBACK;
-		if (bad)
-			zs->ent[id].flags |= ZE_BAD;	/* off the LRU for good */
-		else
-			lru_push(zs, id);
-	}
-	pthread_mutex_unlock(&zs->lock);
-
-	for (k = 0; k < nr; k++)
-		if (freed[k / 64] >> (k % 64) & 1)
-			free_slots(zs, first + k, 1);
-	if (err == -EBUSY) {
-		zc_add(zs, ZC_WBSHARED, 1);
-		return err;
-	}
-	if (err) {
-		zc_add(zs, ZC_WBFAIL, 1);
-		return err;
-	}
-	zc_add(zs, ZC_ZSWPWB, written);
-	return (int)MAX(written, 1u);
-}
-
-uint64_t zswap_writeback(struct zswap *zs, struct zswap_ctx *c,
-			 uint64_t target_bytes)
-{
-	uint64_t pages = 0;
-	unsigned shared = 0;
-	int n;
-
-	if (!zs->can_writeback)
-		return 0;
-	while ((uint64_t)atomic_load(&zs->pool_pages) << PAGE_SHIFT > target_bytes) {
-		n = writeback_one(zs, c);
-		if (n == -EBUSY && ++shared < WB_SHARED_SKIP)
-			continue;	/* the next oldest, then */
-		if (n <= 0)
-			break;
-		pages += (uint64_t)n;
-		shared = 0;
-	}
-	return pages;
-}
-
-/* Compact when the pool holds a tenth more than its objects need. */
-static void maybe_compact(struct zswap *zs)
-{
-	struct zs_stats ps;
-
-	zs_get_stats(zs->pool, &ps);
-	if (ps.pool_bytes > ps.obj_bytes + ps.obj_bytes / 10 + (1u << 20))
-		zs_compact(zs->pool);
-}
-
-/*
- * The writeback thread: when the pool reaches its limit, write back down
- * to the acceptance threshold; every second, compact a fragmented pool.
- */
-static void *writeback_thread(void *arg)
-{
-	struct zswap *zs = arg;
-	struct timespec ts;
-
-	pthread_mutex_lock(&zs->work_lock);
-	while (!zs->stopping) {
-		bool kick = zs->wb_kick;
-
-		if (!kick) {
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 1;
-			pthread_cond_timedwait(&zs->wb_cv, &zs->work_lock, &ts);
-			kick = zs->wb_kick;
-		}
-		zs->wb_kick = false;
-		if (zs->stopping)
-			break;
-		pthread_mutex_unlock(&zs->work_lock);
-		pthread_mutex_lock(&zs->wb_mutex);
-		if (kick)
-			zswap_writeback(zs, zs->wb_ctx,
-					zs->accept_pages << PAGE_SHIFT);
-		maybe_compact(zs);
-		pthread_mutex_unlock(&zs->wb_mutex);
-		pthread_mutex_lock(&zs->work_lock);
-	}
-	pthread_mutex_unlock(&zs->work_lock);
-	return NULL;
-}
-
-void zswap_fork_prepare(struct zswap *zs)
-{
-	pthread_mutex_lock(&zs->wb_mutex);
-}
-
-void zswap_fork_done(struct zswap *zs)
-{
-	pthread_mutex_unlock(&zs->wb_mutex);
-}
-
-static void *compress_thread(void *arg);
-static void *writeback_thread(void *arg);
 
 /*
  * In a child after fork: the pool is the child's own copy (its entries
@@ -836,7 +521,7 @@ int zswap_fork_child(struct zswap *zs)
 	}
 	zs->wb_started = false;
 	if (!err) {
-		err = start_thread(&zs->wb_thread, writeback_thread, zs);
+		err = start_thread(&zs->wb_thread, zswap_writeback_thread, zs);
 		zs->wb_started = !err;
 	}
 	return err;
@@ -962,7 +647,7 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 	zs->wb_ctx = zswap_ctx_create(zs);
 	if (!zs->wb_ctx)
 		goto fail;
-	err = start_thread(&zs->wb_thread, writeback_thread, zs);
+	err = start_thread(&zs->wb_thread, zswap_writeback_thread, zs);
 	if (err)
 		goto fail;
 	zs->wb_started = true;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * zswap.h - the compressed pool in front of a swap device (zswap.c).
+ * zswap.h - the compressed pool in front of a swap device (zswap.c;
+ * writeback in zswap_writeback.c).
  *
  * The pool is keyed by swap slot, as the kernel's zswap: reclaim gives a
  * victim its slots first, then offers its pages to the pool; what the pool

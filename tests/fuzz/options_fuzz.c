@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * options_fuzz.c - setting options by name and from the environment, and
- * parsing sizes (src/options.c), against a reference model of what each
- * option accepts.
+ * parsing sizes (src/options.c), and checking them (src/options_defaults.c),
+ * against a reference model of what each option accepts.
  *
  * The input is text, one record a line:
  *

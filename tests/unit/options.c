@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Description: options (src/options.c): sizes, every option by name and
- * from the environment, good and bad values and their messages, the
- * consistency checks and the documented defaults.
+ * Description: options (src/options.c, src/options_defaults.c): sizes,
+ * every option by name and from the environment, good and bad values and
+ * their messages, the consistency checks and the documented defaults.
  *
  * The defaults that depend on the machine (max from MemAvailable, swap_size
  * from the free space of swap_dir) are checked against the test's own

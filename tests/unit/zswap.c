@@ -342,7 +342,7 @@ static void test_corrupt(void)
 	setup(&fx, "lz4", true, 16, false, 64u << 20);
 	store_all(&fx);
 	for (f = 0; f < FOLIOS && !e; f++) {
-		uint32_t id = *slot_ref(fx.zs, fx.slot[f]);
+		uint32_t id = *zswap_slot_ref(fx.zs, fx.slot[f]);
 
 		if (!(fx.zs->ent[id].flags & ZE_SAME))
 			e = &fx.zs->ent[id];
