@@ -2,9 +2,10 @@
 /*
  * crypt.h - encryption at rest of swap slots (crypt.c): the runtime's key,
  * and each device's salt, nonce counter and per-slot tags; sealing and
- * opening one 4 KiB slot with XChaCha20-Poly1305 (libsodium).  page_io.c
- * decides when (a bounce buffer per write context, in place for the pool's
- * writeback, after every read); swapon.c sets it up with --encrypt on.
+ * opening one 4 KiB slot with XChaCha20-Poly1305 (libsodium).  swap_seal.c
+ * decides when to seal (a bounce buffer per write context, in place for
+ * the pool's writeback), swap_file.c opens after every read; swapon.c sets
+ * it up with --encrypt on.
  */
 #ifndef USWAP_CRYPT_H
 #define USWAP_CRYPT_H

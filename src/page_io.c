@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * page_io.c - swap I/O (the kernel's page_io.c): reads and batched writes
- * of slots, through io_uring or pread/pwrite, and the sealing of what goes
- * to an encrypting device.  The device's file (creation, space, discard)
- * and the checks of what a slot holds are in swap_file.c.
+ * of slots, through io_uring or pread/pwrite.  The sealing of what goes to
+ * an encrypting device is in swap_seal.c; the device's file (creation,
+ * space, discard) and the checks of what a slot holds are in swap_file.c.
  *
  * I/O is O_DIRECT where the file system allows it (the page cache would
  * only hold a second copy of what was just evicted); its buffers are
@@ -42,42 +42,17 @@
  * a test cap on the transfer size (swap_io_set_max_bytes) runs every
  * request through it.
  *
- * Encryption at rest (--encrypt on; crypt.c has the key and the AEAD).  A
- * device with si->crypt never sees a plaintext byte, and its callers see
- * no difference but swap_slots_check() after a read:
- *
- *   - a batch write (reclaim) cannot encrypt the program's pages where
- *     they are: they are the program's, mapped, only write-protected.  So
- *     a sealed batch is cut into rounds of at most SEAL_BOUNCE_BYTES, each
- *     request into pieces that fit; each piece is a sub-request over the
- *     context's bounce buffer, sealed just before it is queued, and with
- *     io_uring submitted at once, so that the device writes one piece
- *     while the next is sealed.  The results go back to the caller's
- *     requests (the first error of a request's pieces).  The bounce buffer
- *     (4 MiB, a reclaim batch) is made with the context, at thread start,
- *     when this process has a sealing device (crypt_dev_count()); a
- *     context that only reads never touches it (MAP_NORESERVE: address
- *     space only).  Without a context (or without its buffer) a sealed
- *     batch goes slot by slot through a page on the stack: slow, correct,
- *     allocation-free;
- *   - the pool's writeback (swap_write) seals in place: its buffer is its
- *     own scratch copy, and one write of the whole run follows;
- *   - a slot's tag and nonce counter are recorded when it is sealed,
- *     before its write: the slot is the writer's alone (freshly allocated,
- *     or held by the pool entry being written back) until the writer
- *     publishes it after the write completed, and a slot whose write
- *     failed is never read from the device (reclaim frees it; the pool
- *     keeps its entry and writes it again later).  swapon.c keeps no
- *     crc32c on an encrypting device: the tag checks the same bytes;
- *   - reads stay zero-copy: swap_slots_check() authenticates and decrypts
- *     every slot in place, then checks the crc32c if there is one.  A slot
- *     that fails is -EBADMSG, as a checksum mismatch: the fault path never
- *     installs it (SIGBUS there), logged once per device.
+ * Encryption at rest (--encrypt on).  A batch with a request to a device
+ * that encrypts goes to swap_seal.c, which cuts it into rounds over the
+ * context's bounce buffer (made here, with the context) and runs each
+ * round through this file; both modes seal each sub-request just before
+ * it is queued (swap_seal_sub()).  swap_write() has its buffer sealed in
+ * place (swap_seal_in_place()) before its one write.
  *
  * Counters (swap_io_stat()): transfers that came back short and were
- * resubmitted, and pages sealed.  They are this process's (a child after
- * fork starts from zero), summed over its runtimes, and read into the
- * vmstat counters swap_io_short and swap_encrypt (vmstat.c).
+ * resubmitted, and pages sealed (swap_seal.c).  They are this process's
+ * (a child after fork starts from zero), summed over its runtimes, and
+ * read into the vmstat counters swap_io_short and swap_encrypt (vmstat.c).
  *
  * Injected faults (tests, prim.c): a transfer to or from a device named in
  * USWAP_INJECT completes with EIO, ENOSPC, a short count or a flipped
@@ -95,6 +70,7 @@
 
 #include "crypt.h"
 #include "internal.h"
+#include "page_io.h"
 #include "swap_io.h"
 
 #ifndef IORING_SETUP_SUBMIT_ALL
@@ -104,59 +80,7 @@
 #define IORING_SETUP_COOP_TASKRUN	(1U << 8)
 #endif
 
-#define OP_NONE		UINT32_MAX
 #define IO_RETRIES	16	/* -EAGAIN / -EINTR of one transfer in a row */
-
-#define SEAL_BOUNCE_BYTES	(2u * SWAP_CLUSTER_BYTES)	/* a reclaim batch */
-#define SEAL_SUBS		(SEAL_BOUNCE_BYTES / SWAP_SLOT_SIZE)
-
-/*
- * One request in flight: where its next transfer starts.  part holds the
- * first element of a transfer that starts inside one (or is capped).
- */
-struct io_op {
-	struct swap_io_req *req;
-	int idx;			/* iov element the next transfer starts in */
-	size_t skip;			/* bytes of that element done */
-	size_t done;			/* bytes of the request done */
-	unsigned retries;
-	uint32_t next_free;
-	struct iovec part;
-};
-
-/*
- * Where sub-request k of a sealed round comes from: request req of the
- * caller's batch, from its slot `from` on (sealed), or all of it as it is
- * (a device that does not encrypt).
- */
-struct seal_piece {
-	unsigned req;
-	uint32_t from;
-	bool sealed;
-};
-
-/* A sealed batch's rounds: SEAL_SUBS of each, over the bounce buffer. */
-struct seal_bufs {
-	char bounce[SEAL_BOUNCE_BYTES];	/* first: page-aligned */
-	struct swap_io_req sub[SEAL_SUBS];
-	struct iovec sub_iov[SEAL_SUBS];
-	struct seal_piece piece[SEAL_SUBS];
-};
-
-struct swap_io {
-	bool uring;			/* I/O goes through the ring */
-	bool have_ring;			/* ring set up (to tear down) */
-	bool write;			/* direction of the batch being run */
-	bool sealing;			/* running a sealed round (seal->sub) */
-	unsigned depth;			/* ops[] entries (the SQ ring size) */
-	size_t max_bytes;		/* transfer cap; SIZE_MAX for none */
-	size_t alloc_len;
-	uint32_t free_op;		/* head of the free ops, or OP_NONE */
-	struct seal_bufs *seal;		/* with a sealing device, else NULL */
-	struct swap_io_req *caller;	/* the sealed batch's own requests */
-	struct io_uring ring;
-	struct io_op ops[];
-};
 
 static bool logged_fallback, logged_ring;
 
@@ -168,7 +92,7 @@ static struct {
 } io_stats;
 
 /* Counts of the parent's, in a child after fork, are not the child's. */
-static void io_stat_add(enum swap_io_stat item, uint64_t n)
+void swap_io_stat_add(enum swap_io_stat item, uint64_t n)
 {
 	const pid_t me = getpid();
 	pid_t owner = atomic_load(&io_stats.pid);
@@ -199,7 +123,7 @@ static off_t req_pos(const struct swap_io_req *req)
  * Check a request and set its result for one that needs no I/O.  Returns
  * true when it needs I/O.
  */
-static bool req_begin(struct swap_io_req *req)
+bool swap_io_req_begin(struct swap_io_req *req)
 {
 	const struct swap_info *si = req->si;
 	uint64_t end;
@@ -289,7 +213,8 @@ static bool op_complete(struct io_op *op, ssize_t res)
 	op->retries = 0;
 	op_advance(op, (size_t)res);
 	if (op->done < req->len) {
-		io_stat_add(SWAP_IO_SHORT, 1);	/* resubmitted for the rest */
+		/* resubmitted for the rest */
+		swap_io_stat_add(SWAP_IO_SHORT, 1);
 		return false;
 	}
 	req->result = 0;
@@ -325,7 +250,7 @@ static ssize_t io_result(const struct io_op *op, bool write, ssize_t res)
 	return res;
 }
 
-static int first_error(const struct swap_io_req *reqs, unsigned n)
+int swap_io_first_error(const struct swap_io_req *reqs, unsigned n)
 {
 	unsigned k;
 
@@ -337,18 +262,16 @@ static int first_error(const struct swap_io_req *reqs, unsigned n)
 
 /* --- fallback: one system call after another --- */
 
-static void seal_sub(struct swap_io *io, const struct swap_io_req *sub);
-
-static void run_sync_one(struct swap_io *io, struct swap_io_req *req,
-			 size_t max, bool write)
+void swap_io_run_sync_one(struct swap_io *io, struct swap_io_req *req,
+			  size_t max, bool write)
 {
 	struct io_op op;
 	ssize_t res;
 
-	if (!req_begin(req))
+	if (!swap_io_req_begin(req))
 		return;
 	if (io && io->sealing)
-		seal_sub(io, req);
+		swap_seal_sub(io, req);
 	op_start(&op, req);
 	do {
 		const int fd = req->si->fd;
@@ -366,15 +289,15 @@ static void run_sync_one(struct swap_io *io, struct swap_io_req *req,
 	} while (!op_complete(&op, res));
 }
 
-static int run_sync(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
-		    bool write)
+int swap_io_run_sync(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
+		     bool write)
 {
 	const size_t max = io ? io->max_bytes : SIZE_MAX;
 	unsigned k;
 
 	for (k = 0; k < n; k++)
-		run_sync_one(io, &reqs[k], max, write);
-	return first_error(reqs, n);
+		swap_io_run_sync_one(io, &reqs[k], max, write);
+	return swap_io_first_error(reqs, n);
 }
 
 /* --- io_uring --- */
@@ -481,8 +404,8 @@ static unsigned reap(struct swap_io *io)
  * while the first transfers are in flight (submitted, not yet waited for),
  * or at the end when none were needed.
  */
-static int run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
-		     bool write, void (*during)(void *), void *arg)
+int swap_io_run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
+		      bool write, void (*during)(void *), void *arg)
 {
 	unsigned next = 0, inflight = 0;
 	struct io_op *op;
@@ -493,12 +416,12 @@ static int run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
 		while (next < n && (op = op_get(io))) {
 			struct swap_io_req *req = &reqs[next++];
 
-			if (!req_begin(req)) {
+			if (!swap_io_req_begin(req)) {
 				op_put(io, op);
 				continue;
 			}
 			if (io->sealing)
-				seal_sub(io, req);
+				swap_seal_sub(io, req);
 			op_start(op, req);
 			op_queue(io, op);
 			inflight++;
@@ -527,283 +450,7 @@ static int run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
 	}
 	if (during)
 		during(arg);
-	return first_error(reqs, n);
-}
-
-/* --- sealing: encryption at rest --- */
-
-/* A request's bytes, slot by slot, across its iovec elements. */
-struct iov_cursor {
-	const struct iovec *iov;
-	int idx;
-	size_t skip;			/* bytes of iov[idx] behind us */
-};
-
-static void cursor_init(struct iov_cursor *c, const struct iovec *iov,
-			int cnt, size_t pos)
-{
-	c->iov = iov;
-	c->idx = 0;
-	while (c->idx < cnt && pos >= iov[c->idx].iov_len)
-		pos -= iov[c->idx++].iov_len;
-	c->skip = pos;
-}
-
-/*
- * The next slot's 4 KiB: where it lies, when one element holds it whole,
- * else gathered into tmp.  The request has whole slots (seal_begin), so
- * the elements never run out.
- */
-static const void *cursor_slot(struct iov_cursor *c, void *tmp)
-{
-	const struct iovec *v = &c->iov[c->idx];
-	size_t got = 0;
-
-	while (c->skip == v->iov_len) {		/* past empty elements */
-		v = &c->iov[++c->idx];
-		c->skip = 0;
-	}
-	if (v->iov_len - c->skip >= SWAP_SLOT_SIZE) {
-		c->skip += SWAP_SLOT_SIZE;
-		return (const char *)v->iov_base + c->skip - SWAP_SLOT_SIZE;
-	}
-	while (got < SWAP_SLOT_SIZE) {
-		size_t take;
-
-		v = &c->iov[c->idx];
-		take = MIN(v->iov_len - c->skip, SWAP_SLOT_SIZE - got);
-		memcpy((char *)tmp + got, (const char *)v->iov_base + c->skip,
-		       take);
-		got += take;
-		c->skip += take;
-		if (c->skip == v->iov_len) {
-			c->idx++;
-			c->skip = 0;
-		}
-	}
-	return tmp;
-}
-
-/* req_begin() for a request of a sealed batch: whole slots only. */
-static bool seal_begin(struct swap_io_req *req)
-{
-	if (!req_begin(req))
-		return false;
-	if (req->si->crypt && (req->len & (SWAP_SLOT_SIZE - 1))) {
-		req->result = -EINVAL;
-		return false;
-	}
-	return true;
-}
-
-/*
- * Seal sub-request sub of the round (a piece of one of the caller's
- * requests) into its part of the bounce buffer; a piece of a device that
- * does not encrypt is left as it is.  The caller's pages are only read:
- * they stay the program's (write-protected while they are evicted).
- */
-static void seal_sub(struct swap_io *io, const struct swap_io_req *sub)
-{
-	const struct seal_piece *pc = &io->seal->piece[sub - io->seal->sub];
-	const struct swap_io_req *req = &io->caller[pc->req];
-	const uint32_t nr = (uint32_t)(sub->len >> SWAP_SLOT_SHIFT);
-	struct swap_crypt *sc = sub->si->crypt;
-	char *dst = sub->iov[0].iov_base;
-	struct iov_cursor cur;
-	uint64_t seq;
-	uint32_t k;
-
-	if (!pc->sealed)
-		return;
-	cursor_init(&cur, req->iov, req->iovcnt,
-		    (size_t)pc->from << SWAP_SLOT_SHIFT);
-	seq = crypt_seq_reserve(sc, nr);
-	program_memory_read_begin();
-	for (k = 0; k < nr; k++, dst += SWAP_SLOT_SIZE)
-		crypt_seal_slot(sc, sub->offset + k, seq + k, dst,
-				cursor_slot(&cur, dst));
-	program_memory_read_end();
-	io_stat_add(SWAP_IO_SEALED, nr);
-}
-
-/*
- * The next round of a sealed batch, from slot *rs of request *ri on: as
- * many pieces as the bounce buffer holds, as sub-requests over it (a
- * device that does not encrypt gets its request as it is).  Requests
- * that need no I/O get their result here; so do the rest of a request one
- * of whose pieces failed in an earlier round.  Returns the sub-requests.
- */
-static unsigned seal_round(struct swap_io *io, struct swap_io_req *reqs,
-			   unsigned n, unsigned *ri, uint32_t *rs)
-{
-	struct seal_bufs *b = io->seal;
-	size_t used = 0;
-	unsigned nb = 0;
-
-	while (*ri < n && nb < SEAL_SUBS) {
-		struct swap_io_req *req = &reqs[*ri];
-		uint32_t take;
-
-		if ((*rs == 0 && !seal_begin(req)) || req->result) {
-			(*ri)++;
-			*rs = 0;
-			continue;
-		}
-		b->piece[nb] = (struct seal_piece){
-			.req = *ri, .from = *rs, .sealed = req->si->crypt != NULL,
-		};
-		if (!req->si->crypt) {
-			b->sub[nb++] = *req;
-			(*ri)++;
-			continue;
-		}
-		take = MIN((uint32_t)(req->len >> SWAP_SLOT_SHIFT) - *rs,
-			   (uint32_t)((SEAL_BOUNCE_BYTES - used) >> SWAP_SLOT_SHIFT));
-		if (!take)
-			break;		/* the buffer is full */
-		b->sub_iov[nb] = (struct iovec){
-			.iov_base = b->bounce + used,
-			.iov_len = (size_t)take << SWAP_SLOT_SHIFT,
-		};
-		b->sub[nb] = (struct swap_io_req){
-			.si = req->si, .offset = req->offset + *rs,
-			.iov = &b->sub_iov[nb], .iovcnt = 1,
-			.len = b->sub_iov[nb].iov_len,
-		};
-		used += b->sub_iov[nb].iov_len;
-		nb++;
-		*rs += take;
-		if (*rs == req->len >> SWAP_SLOT_SHIFT) {
-			(*ri)++;
-			*rs = 0;
-		}
-	}
-	return nb;
-}
-
-/* Each request gets the first error of its pieces. */
-static void seal_results(struct swap_io *io, struct swap_io_req *reqs,
-			 unsigned nb)
-{
-	unsigned k;
-
-	for (k = 0; k < nb; k++) {
-		struct swap_io_req *req = &reqs[io->seal->piece[k].req];
-
-		if (io->seal->sub[k].result && !req->result)
-			req->result = io->seal->sub[k].result;
-	}
-}
-
-/* Seal and write a request slot by slot through page (no bounce buffer). */
-static void write_slots_sealed(struct swap_io_req *req, char *page)
-{
-	struct swap_crypt *sc = req->si->crypt;
-	const uint32_t nr = (uint32_t)(req->len >> SWAP_SLOT_SHIFT);
-	struct iovec v = { .iov_base = page, .iov_len = SWAP_SLOT_SIZE };
-	const uint64_t seq = crypt_seq_reserve(sc, nr);
-	struct iov_cursor cur;
-	uint32_t k;
-
-	cursor_init(&cur, req->iov, req->iovcnt, 0);
-	for (k = 0; k < nr && !req->result; k++) {
-		struct swap_io_req one = {
-			.si = req->si, .offset = req->offset + k, .iov = &v,
-			.iovcnt = 1, .len = SWAP_SLOT_SIZE,
-		};
-
-		program_memory_read_begin();
-		crypt_seal_slot(sc, one.offset, seq + k, page,
-				cursor_slot(&cur, page));
-		program_memory_read_end();
-		run_sync_one(NULL, &one, SIZE_MAX, true);
-		req->result = one.result;
-	}
-	io_stat_add(SWAP_IO_SEALED, k);
-}
-
-/* A sealed batch without a context (or its bounce buffer): slowly. */
-static int write_sealed_slowly(struct swap_io_req *reqs, unsigned n,
-			       void (*during)(void *), void *arg)
-{
-	char page[SWAP_SLOT_SIZE] __attribute__((aligned(SWAP_SLOT_SIZE)));
-	unsigned k;
-
-	if (during)
-		during(arg);
-	for (k = 0; k < n; k++) {
-		if (!seal_begin(&reqs[k]))
-			continue;
-		if (reqs[k].si->crypt)
-			write_slots_sealed(&reqs[k], page);
-		else
-			run_sync_one(NULL, &reqs[k], SIZE_MAX, true);
-	}
-	return first_error(reqs, n);
-}
-
-/* A batch with a request to a device that encrypts: round by round. */
-static int write_sealed(struct swap_io *io, struct swap_io_req *reqs,
-			unsigned n, void (*during)(void *), void *arg)
-{
-	unsigned ri = 0, nb;
-	uint32_t rs = 0;
-
-	if (!io || !io->seal)
-		return write_sealed_slowly(reqs, n, during, arg);
-	io->caller = reqs;
-	while ((nb = seal_round(io, reqs, n, &ri, &rs))) {
-		io->sealing = true;
-		if (io->uring) {
-			run_uring(io, io->seal->sub, nb, true, during, arg);
-		} else {
-			if (during)
-				during(arg);
-			run_sync(io, io->seal->sub, nb, true);
-		}
-		io->sealing = false;
-		during = NULL;
-		seal_results(io, reqs, nb);
-	}
-	io->caller = NULL;
-	if (during)
-		during(arg);
-	return first_error(reqs, n);
-}
-
-static bool batch_sealed(const struct swap_io_req *reqs, unsigned n)
-{
-	unsigned k;
-
-	for (k = 0; k < n; k++)
-		if (reqs[k].si && reqs[k].si->crypt)
-			return true;
-	return false;
-}
-
-/*
- * The pool's writeback: seal its buffer where it is, whole slots from
- * offset (the caller checked the range).  0 or -EINVAL.
- */
-static int seal_in_place(struct swap_info *si, uint32_t offset,
-			 const struct iovec *iov, int iovcnt, size_t len)
-{
-	struct swap_crypt *sc = si->crypt;
-	uint64_t seq;
-	int i;
-
-	for (i = 0; i < iovcnt; i++)
-		if (iov[i].iov_len & (SWAP_SLOT_SIZE - 1))
-			return -EINVAL;
-	seq = crypt_seq_reserve(sc, (uint32_t)(len >> SWAP_SLOT_SHIFT));
-	for (i = 0; i < iovcnt; i++) {
-		char *p = iov[i].iov_base, *end = p + iov[i].iov_len;
-
-		for (; p < end; p += SWAP_SLOT_SIZE)
-			crypt_seal_slot(sc, offset++, seq++, p, p);
-	}
-	io_stat_add(SWAP_IO_SEALED, len >> SWAP_SLOT_SHIFT);
-	return 0;
+	return swap_io_first_error(reqs, n);
 }
 
 /* --- the interface --- */
@@ -905,21 +552,21 @@ int swap_io_write_batch(struct swap_io *io, struct swap_io_req *reqs,
 int swap_io_write_batch_during(struct swap_io *io, struct swap_io_req *reqs,
 			       unsigned n, void (*during)(void *), void *arg)
 {
-	if (batch_sealed(reqs, n))
-		return write_sealed(io, reqs, n, during, arg);
+	if (swap_seal_needed(reqs, n))
+		return swap_seal_write_batch(io, reqs, n, during, arg);
 	if (io && io->uring)
-		return run_uring(io, reqs, n, true, during, arg);
+		return swap_io_run_uring(io, reqs, n, true, during, arg);
 	if (during)
 		during(arg);	/* no overlap without a ring */
-	return run_sync(io, reqs, n, true);
+	return swap_io_run_sync(io, reqs, n, true);
 }
 
 int swap_io_read_batch(struct swap_io *io, struct swap_io_req *reqs,
 		       unsigned n)
 {
 	if (io && io->uring)
-		return run_uring(io, reqs, n, false, NULL, NULL);
-	return run_sync(io, reqs, n, false);
+		return swap_io_run_uring(io, reqs, n, false, NULL, NULL);
+	return swap_io_run_sync(io, reqs, n, false);
 }
 
 int swap_io_read(struct swap_io *io, struct swap_info *si, uint32_t offset,
@@ -956,16 +603,15 @@ int swap_write(struct swap_info *si, uint32_t offset, const struct iovec *iov,
 			swap_csum_record(si, offset, iov, iovcnt);
 		return err;
 	}
-	if (!req_begin(&req))
+	if (!swap_io_req_begin(&req))
 		return req.result;
 	if (si->csum)		/* of the plaintext, before it is sealed */
 		swap_csum_record(si, offset, iov, iovcnt);
-	err = seal_in_place(si, offset, iov, iovcnt, len);
-	return err ? err : run_sync(NULL, &req, 1, true);
+	err = swap_seal_in_place(si, offset, iov, iovcnt, len);
+	return err ? err : swap_io_run_sync(NULL, &req, 1, true);
 }
 
 int swap_read(struct swap_info *si, uint32_t offset, void *buf, size_t len)
 {
 	return swap_io_read(NULL, si, offset, buf, len);
 }
-

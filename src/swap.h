@@ -133,7 +133,7 @@ struct swap_info {
 	 * Encryption at rest (crypt.h, --encrypt on): the device's salt, nonce
 	 * counter and per-slot tags, in shared memory; NULL when off or
 	 * without a file.  When set, the device gets only ciphertext
-	 * (page_io.c) and csum is NULL: the tag is the check.
+	 * (swap_seal.c) and csum is NULL: the tag is the check.
 	 */
 	struct swap_crypt *crypt;
 	_Atomic unsigned logged;	/* SWAP_LOGGED_* (swap_io.h): said once */

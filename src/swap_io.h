@@ -3,10 +3,10 @@
  * swap_io.h - swap device I/O contexts (io_uring or pread/pwrite), the
  * checks of what is read back (crc32c, or the AEAD of a device that
  * encrypts: crypt.h), and the discard of freed clusters.  page_io.c
- * defines the I/O side, swap_file.c the checks and the system calls of
- * discard; swapfile.c
- * defines the discard queue, because parking a cluster while it is
- * discarded is a move between its lists.
+ * defines the I/O side (swap_seal.c seals the writes to a device that
+ * encrypts), swap_file.c the checks and the system calls of discard;
+ * swapfile.c defines the discard queue, because parking a cluster while
+ * it is discarded is a move between its lists.
  */
 #ifndef USWAP_SWAP_IO_H
 #define USWAP_SWAP_IO_H
@@ -96,7 +96,7 @@ int swap_io_read_batch(struct swap_io *io, struct swap_io_req *reqs,
 int swap_io_read(struct swap_io *io, struct swap_info *si, uint32_t offset,
 		 void *buf, size_t len);
 
-/* --- page_io.c: slot checksums --- */
+/* --- swap_file.c: slot checksums --- */
 
 /*
  * Integrity.  Each slot written to a device with a file carries the
@@ -197,7 +197,7 @@ struct swap_discard {
 };
 
 /*
- * page_io.c: turn discard on for si (fd open, swap_info_init done), before
+ * swap_file.c: turn discard on for si (fd open, swap_info_init done), before
  * the device is shared between threads.  0, -EBADF without a file,
  * -EOPNOTSUPP for a file that is neither regular nor a block device,
  * -ENOMEM.
