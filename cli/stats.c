@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * stats.c - the statistics of a tree of processes, merged.
+ * stats.c - the statistics of a tree of processes: their directory, and
+ * what the processes write there, merged.
  *
  * Each process of a uswap tree writes its counters as one JSON document
- * into the tree's statistics directory (see stats.h).  uswap run merges
- * the final documents when PROG ends; uswap stat and top merge the live
- * ones of the processes still running.  Both merge the same way:
+ * into the tree's statistics directory (see stats.h).  uswap run makes
+ * the directory before PROG (uswap-stats.PID.XXXXXX in $TMPDIR; those of
+ * runs that were killed are swept away then), merges the final documents
+ * when PROG ends, and removes it; uswap stat and top merge the live ones
+ * of the processes still running.  Both merge the same way:
  *
  *   vmstat            summed, except levels and limits (names ending in
  *                     _peak or _bytes), which take the largest value
@@ -17,10 +20,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "uswap.h"
 #include "stats.h"
 
 bool counter_is_level(const char *name)
@@ -333,4 +340,138 @@ void stats_merged_free(struct merged *m)
 	counters_free(&m->vmstat);
 	counters_free(&m->latency);
 	m->rss_peak_kib = 0;
+}
+
+/* ---- the statistics directory of a run -------------------------------- */
+
+/*
+ * The tree's statistics directory: every process publishes its live
+ * counters there for uswap stat and top, and its final ones at exit.
+ * Without it (needed for --stats and --verbose only) PROG still runs.
+ */
+
+/*
+ * Statistics directories of runs that were killed (kill -9 of uswap run
+ * itself leaves its directory behind): uswap-stats.PID.* of this user
+ * whose PID is gone.  Swept at the start of every run.
+ */
+static void sweep_stale_stats_dirs(const char *tmp)
+{
+	struct dirent *de;
+	DIR *d = opendir(tmp);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char path[PATH_MAX];
+		struct stat st;
+		int pid;
+
+		if (sscanf(de->d_name, "uswap-stats.%d.", &pid) != 1 || pid <= 0 ||
+		    (kill(pid, 0) == 0 || errno != ESRCH))
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", tmp, de->d_name) >=
+		    (int)sizeof(path) || lstat(path, &st) ||
+		    !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+			continue;
+		stats_dir_remove(path);
+	}
+	closedir(d);
+}
+
+char *stats_dir_create(bool needed)
+{
+	char *dir, *real;
+
+	sweep_stale_stats_dirs(cli_tmp_dir());
+	if (asprintf(&dir, "%s/uswap-stats.%d.XXXXXX", cli_tmp_dir(),
+		     (int)getpid()) < 0) {
+		say("out of memory");
+		exit(EXIT_CANNOT_RUN);
+	}
+	if (!mkdtemp(dir)) {
+		say("cannot create a statistics directory %s: %s%s", dir,
+		    strerror(errno), needed ? "" :
+		    " (uswap stat and top will not see this run)");
+		if (needed)
+			exit(EXIT_CANNOT_RUN);
+		free(dir);
+		return NULL;
+	}
+	/* Absolute: processes that change directory, and uswap stat, find it. */
+	real = realpath(dir, NULL);
+	if (real) {
+		free(dir);
+		dir = real;
+	}
+	return dir;
+}
+
+void stats_dir_remove(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (d) {
+		while ((de = readdir(d))) {
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				unlinkat(dirfd(d), de->d_name, 0);
+		}
+		closedir(d);
+	}
+	if (rmdir(dir) && errno != ENOENT)
+		say("cannot remove the statistics directory %s: %s", dir,
+		    strerror(errno));
+}
+
+/*
+ * After PROG: merge what the processes wrote, write the --stats file,
+ * print the --verbose summary, remove the directory.  No directory: PROG
+ * ran without uswap, the --stats file has no process.
+ */
+void stats_dir_finish(const char *dir, const struct uswap_options *opt)
+{
+	bool verbose = opt->flags & USWAP_OPT_VERBOSE;
+	struct merged m = { 0 };
+	int err;
+
+	if (!opt->stats_path[0] && !verbose) {
+		if (dir)
+			stats_dir_remove(dir);
+		return;
+	}
+	err = dir ? stats_merge_dir(dir, STATS_FINAL, &m, verbose) : 0;
+	if (err)
+		say("cannot read the statistics directory %s: %s", dir,
+		    strerror(-err));
+	if (dir && verbose && !m.nr_docs)
+		say("no process wrote statistics (was the preload library loaded?)");
+	if (opt->stats_path[0]) {
+		err = stats_write_file(opt->stats_path, &m);
+		if (err)
+			say("--stats %s: %s", opt->stats_path,
+			    strerror(-err));
+	}
+	if (verbose && m.nr_docs) {
+		unsigned long long zin = counters_get(&m.vmstat, "zswpin"),
+				   zout = counters_get(&m.vmstat, "zswpout");
+		char pool[64] = "";
+
+		/* The pool's traffic, when there was a pool. */
+		if (zin || zout)
+			snprintf(pool, sizeof(pool), " zswpin %llu zswpout %llu",
+				 zin, zout);
+		say("pgfault %llu pgmajfault %llu pswpin %llu pswpout %llu%s resident_peak %llu MiB max %llu MiB rss_peak %llu MiB",
+		    (unsigned long long)counters_get(&m.vmstat, "pgfault"),
+		    (unsigned long long)counters_get(&m.vmstat, "pgmajfault"),
+		    (unsigned long long)counters_get(&m.vmstat, "pswpin"),
+		    (unsigned long long)counters_get(&m.vmstat, "pswpout"),
+		    pool,
+		    (unsigned long long)(counters_get(&m.vmstat, "resident_peak") >> 20),
+		    (unsigned long long)(counters_get(&m.vmstat, "max_bytes") >> 20),
+		    (unsigned long long)(m.rss_peak_kib >> 10));
+	}
+	stats_merged_free(&m);
+	if (dir)
+		stats_dir_remove(dir);
 }

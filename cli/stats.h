@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stats.h - the CLI's cross-file prototypes, grouped by the file that
- * defines them: the statistics of a tree (stats.c), a running tree
- * (tree.c), the stat and top commands (stat.c), and what uswap.c shares
- * with them.
+ * defines them: what uswap.c shares with the others, PROG's environment
+ * (env.c), the statistics of a tree and their directory (stats.c), a
+ * running tree (tree.c), the stat and top commands (stat.c) and what they
+ * print (show.c).
  *
  * Every process of a tree writes its counters as one JSON document
  * (uswap_stats_write_json()) into the tree's statistics directory:
@@ -23,10 +24,37 @@
 
 #include "json.h"
 
+struct uswap_options;
+
 /* ---- uswap.c ---------------------------------------------------------- */
+
+/* uswap run's exit status when it cannot start PROG. */
+#define EXIT_CANNOT_RUN	125
 
 /* "uswap: " and the message on stderr. */
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The directory for temporary files: $TMPDIR, else /tmp. */
+const char *cli_tmp_dir(void);
+
+/* ---- env.c ------------------------------------------------------------ */
+
+/*
+ * The path of the preload library: next to the uswap executable, else in
+ * ../lib/uswap/ from there.  Exits 125 if neither.
+ */
+char *env_find_preload(void);
+
+/* setenv(3) that exits 125 when it fails. */
+void env_set(const char *name, const char *value);
+
+/*
+ * Set PROG's environment: preload first in LD_PRELOAD, the options of o
+ * that were given as USWAP_* variables (the others unset), and stats_dir
+ * (unless NULL) as USWAP_STATS_DIR.  Exits 125 when it cannot.
+ */
+void env_export(const struct uswap_options *o, const char *preload,
+		const char *stats_dir);
 
 /* ---- stats.c ---------------------------------------------------------- */
 
@@ -112,6 +140,23 @@ int stats_write_file(const char *file, const struct merged *m);
 
 void stats_merged_free(struct merged *m);
 
+/*
+ * Make uswap run's statistics directory in cli_tmp_dir(), after removing
+ * those of runs that were killed.  Returns its absolute path (malloc'd),
+ * or NULL after saying why not; exits 125 instead when needed.
+ */
+char *stats_dir_create(bool needed);
+
+/* Remove dir and the files in it. */
+void stats_dir_remove(const char *dir);
+
+/*
+ * When PROG has ended: merge the final documents in dir (NULL: PROG ran
+ * without uswap) into opt's --stats file and --verbose summary, and
+ * remove dir.
+ */
+void stats_dir_finish(const char *dir, const struct uswap_options *opt);
+
 /* ---- tree.c ----------------------------------------------------------- */
 
 /* Exit statuses of uswap stat and top besides 0 and 2 (usage). */
@@ -171,5 +216,40 @@ uint64_t view_sum(const struct view *v, const char *name);
 /* uswap stat [--json] [PID] and uswap top [-d SECONDS] [-n COUNT] [PID]. */
 int cmd_stat(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+
+/* The rates top shows, per second, of the counters rate_counter[] names. */
+enum rate_id {
+	RATE_FAULT, RATE_SWPIN, RATE_SWPOUT, RATE_ZSWPIN, RATE_ZSWPOUT,
+	NR_RATES
+};
+
+/* One process's last snapshot and its rates per second. */
+struct rate_state {
+	pid_t pid;
+	struct timespec mtime;
+	uint64_t last[NR_RATES];
+	double rate[NR_RATES];
+	bool have;			/* rate[] holds a measurement */
+};
+
+struct rates {
+	struct rate_state *s;
+	size_t n;
+};
+
+/* The state of process pid in r (r may be NULL), or NULL. */
+const struct rate_state *rates_find(const struct rates *r, pid_t pid);
+
+/* The tree's rate k: the sum over the processes; false if none has one. */
+bool rates_sum(const struct rates *r, int k, double *sum);
+
+/* ---- show.c ----------------------------------------------------------- */
+
+/* Print the view v of tree t as text; r: top's rates, NULL for stat. */
+void show_view(FILE *f, const struct tree *t, const struct view *v,
+	       const struct rates *r);
+
+/* Print the view v of tree t as one JSON object (stat --json). */
+void show_json(FILE *f, const struct tree *t, const struct view *v);
 
 #endif /* USWAP_CLI_STATS_H */

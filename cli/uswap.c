@@ -9,16 +9,16 @@
  * uswap itself manages no memory.  It checks the options, checks that
  * userfaultfd is usable (if not, --fallback says whether PROG runs without
  * uswap or not at all), and starts PROG with libuswap_preload.so in
- * LD_PRELOAD and the options in USWAP_* variables: the preload library
- * then creates a runtime in every process of the tree.  While PROG runs,
- * uswap forwards the signals sent to it; when PROG ends, it merges the
- * statistics the processes wrote (one JSON file each, in a private
- * directory named by USWAP_STATS_DIR) and exits as PROG did.
+ * LD_PRELOAD and the options in USWAP_* variables (env.c): the
+ * preload library then creates a runtime in every process of the tree.
+ * While PROG runs, uswap forwards the signals sent to it; when PROG ends,
+ * it merges the statistics the processes wrote (one JSON file each, in a
+ * private directory named by USWAP_STATS_DIR: stats.c) and exits as
+ * PROG did.
  *
  * Only the public header and libc are used here, as a program of the
  * library's users would.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,7 +31,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -42,11 +41,8 @@
 #include "stats.h"
 
 #define EXIT_USAGE	2
-#define EXIT_CANNOT_RUN	125
 #define EXIT_NOEXEC	126
 #define EXIT_NOTFOUND	127
-
-#define PRELOAD_NAME	"libuswap_preload.so"
 
 static const char usage_text[] =
 "Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
@@ -456,7 +452,8 @@ static void parse_run_args(int argc, char **argv, struct run_args *ra)
 	}
 }
 
-static const char *tmp_dir(void)
+/* $TMPDIR, else /tmp. */
+const char *cli_tmp_dir(void)
 {
 	const char *t = getenv("TMPDIR");
 
@@ -475,8 +472,8 @@ static void check_options(struct run_args *ra)
 	char err[512], real[PATH_MAX];
 	int ret;
 
-	if (!o.swap_dir[0] && strlen(tmp_dir()) < sizeof(o.swap_dir))
-		strcpy(o.swap_dir, tmp_dir());
+	if (!o.swap_dir[0] && strlen(cli_tmp_dir()) < sizeof(o.swap_dir))
+		strcpy(o.swap_dir, cli_tmp_dir());
 	ret = uswap_options_check(&o, err, sizeof(err));
 	if (ret == -EINVAL || ret == -ENAMETOOLONG)
 		usage_error("%s", err);
@@ -553,193 +550,6 @@ static bool probe_userfaultfd(void)
 	return false;
 }
 
-/*
- * The preload library: next to the uswap executable, else in
- * ../lib/uswap/ from there (an installed tree).  Exits 125 if neither.
- */
-static char *find_preload(void)
-{
-	char exe[PATH_MAX], parent[PATH_MAX];
-	static char path[2][PATH_MAX + 64];
-	char *slash;
-	ssize_t n;
-	int i;
-
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0) {
-		say("cannot find the uswap executable (/proc/self/exe: %s)",
-		    strerror(errno));
-		exit(EXIT_CANNOT_RUN);
-	}
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	*slash = 0;
-	strcpy(parent, exe[0] ? exe : "/");
-	slash = strrchr(parent, '/');
-	if (slash)
-		slash[slash == parent] = 0;
-	snprintf(path[0], sizeof(path[0]), "%s/" PRELOAD_NAME, exe);
-	snprintf(path[1], sizeof(path[1]), "%s%slib/uswap/" PRELOAD_NAME,
-		 parent, strcmp(parent, "/") ? "/" : "");
-	for (i = 0; i < 2; i++) {
-		struct stat st;
-
-		if (!stat(path[i], &st) && S_ISREG(st.st_mode)) {
-			if (strpbrk(path[i], ": ")) {
-				say("the preload library's path %s has a ':' or a space, which LD_PRELOAD cannot hold",
-				    path[i]);
-				exit(EXIT_CANNOT_RUN);
-			}
-			return path[i];
-		}
-	}
-	say("preload library not found: looked for %s and %s", path[0],
-	    path[1]);
-	exit(EXIT_CANNOT_RUN);
-}
-
-static void set_env(const char *name, const char *value)
-{
-	if (setenv(name, value, 1)) {
-		say("cannot set %s: %s", name, strerror(errno));
-		exit(EXIT_CANNOT_RUN);
-	}
-}
-
-/* name=first:second, a colon-separated list (LD_PRELOAD, ASAN_OPTIONS). */
-static void set_env_list(const char *name, const char *first,
-			 const char *second)
-{
-	char *v = malloc(strlen(first) + strlen(second) + 2);
-
-	if (!v) {
-		say("out of memory");
-		exit(EXIT_CANNOT_RUN);
-	}
-	sprintf(v, "%s:%s", first, second);
-	set_env(name, v);
-	free(v);
-}
-
-static void set_env_u64(const char *name, uint64_t v, bool hex)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), hex ? "0x%llx" : "%llu",
-		 (unsigned long long)v);
-	set_env(name, buf);
-}
-
-/*
- * The preload library comes before the ASan runtime of an ASan program,
- * which then refuses to start unless told not to check that order.  The
- * order is harmless: the preload library is never built with a sanitizer
- * (Makefile), so nothing of it needs ASan initialised.  A choice the user
- * made in ASAN_OPTIONS stays.
- */
-static void export_asan_options(void)
-{
-	static const char opt[] = "verify_asan_link_order=0";
-	const char *old = getenv("ASAN_OPTIONS");
-
-	if (!old || !*old)
-		set_env("ASAN_OPTIONS", opt);
-	else if (!strstr(old, "verify_asan_link_order"))
-		set_env_list("ASAN_OPTIONS", old, opt);
-}
-
-/*
- * PROG's environment: the preload library first in LD_PRELOAD, every
- * option that was given (sizes in bytes; the others unset so that the
- * runtime uses its defaults), and the statistics directory.
- */
-static void export_env(const struct run_args *ra, const char *preload,
-		       const char *stats_dir)
-{
-	const struct uswap_options *o = &ra->opt;
-	const char *old = getenv("LD_PRELOAD");
-
-	if (old && *old)
-		set_env_list("LD_PRELOAD", preload, old);
-	else
-		set_env("LD_PRELOAD", preload);
-	export_asan_options();
-#define EXPORT_SIZE(field, name)				\
-	do {							\
-		if (o->field)					\
-			set_env_u64(name, o->field, false);	\
-		else						\
-			unsetenv(name);				\
-	} while (0)
-	EXPORT_SIZE(max, "USWAP_MAX");
-	EXPORT_SIZE(high, "USWAP_HIGH");
-	EXPORT_SIZE(folio_size, "USWAP_FOLIO");
-	EXPORT_SIZE(min_region, "USWAP_MIN_REGION");
-	EXPORT_SIZE(swap_size, "USWAP_SWAP_SIZE");
-	EXPORT_SIZE(fault_threads, "USWAP_FAULT_THREADS");
-	EXPORT_SIZE(zswap_max_pct, "USWAP_ZSWAP_MAX");
-	EXPORT_SIZE(zswap_accept_pct, "USWAP_ZSWAP_ACCEPT");
-	EXPORT_SIZE(zswap_threads, "USWAP_ZSWAP_THREADS");
-#undef EXPORT_SIZE
-	if (o->zswap[0])
-		set_env("USWAP_ZSWAP", o->zswap);
-	else
-		unsetenv("USWAP_ZSWAP");
-	if (o->zswap_unit)
-		set_env("USWAP_ZSWAP_UNIT", o->zswap_unit == USWAP_ZSWAP_UNIT_PAGE ?
-			"page" : "folio");
-	else
-		unsetenv("USWAP_ZSWAP_UNIT");
-	if (o->flags & USWAP_OPT_NO_SWAP_FILE)
-		set_env("USWAP_SWAP", "none");
-	else if (o->swap[0])
-		set_env("USWAP_SWAP", o->swap);
-	else
-		unsetenv("USWAP_SWAP");
-	if (o->swaptab[0])
-		set_env("USWAP_SWAPTAB", o->swaptab);
-	else
-		unsetenv("USWAP_SWAPTAB");
-	if (o->swap_node_policy)
-		set_env("USWAP_SWAP_NODE_POLICY",
-			o->swap_node_policy == USWAP_SWAP_NODE_CPU ? "cpu" : "page");
-	else
-		unsetenv("USWAP_SWAP_NODE_POLICY");
-	if (o->uffd_features_off)
-		set_env_u64("USWAP_UFFD_FEATURES_OFF", o->uffd_features_off,
-			    true);
-	else
-		unsetenv("USWAP_UFFD_FEATURES_OFF");
-	if (o->swap_dir[0])
-		set_env("USWAP_SWAP_DIR", o->swap_dir);
-	else
-		unsetenv("USWAP_SWAP_DIR");
-	if (o->flags & USWAP_OPT_VERBOSE)
-		set_env("USWAP_VERBOSE", "1");
-	else
-		unsetenv("USWAP_VERBOSE");
-	if (o->flags & USWAP_OPT_NO_VERIFY)
-		set_env("USWAP_VERIFY", "off");
-	else
-		unsetenv("USWAP_VERIFY");
-	if (o->flags & USWAP_OPT_ENCRYPT)
-		set_env("USWAP_ENCRYPT", "on");
-	else
-		unsetenv("USWAP_ENCRYPT");
-	if (o->demotion[0])
-		set_env("USWAP_DEMOTION", o->demotion);
-	else
-		unsetenv("USWAP_DEMOTION");
-	if (o->tier_max[0])
-		set_env("USWAP_TIER_MAX", o->tier_max);
-	else
-		unsetenv("USWAP_TIER_MAX");
-	/* uswap writes the stats file itself, from the merged tree. */
-	unsetenv("USWAP_STATS");
-	if (stats_dir)
-		set_env("USWAP_STATS_DIR", stats_dir);
-}
-
 /* The --stats file must be creatable: its directory must be writable. */
 static void check_stats_file(const char *file)
 {
@@ -760,141 +570,6 @@ static void check_stats_file(const char *file)
 		exit(EXIT_CANNOT_RUN);
 	}
 	free(dir);
-}
-
-/*
- * The tree's statistics directory: every process publishes its live
- * counters there for uswap stat and top, and its final ones at exit.
- * Without it (needed for --stats and --verbose only) PROG still runs.
- */
-static void remove_dir(const char *dir);
-
-/*
- * Statistics directories of runs that were killed (kill -9 of uswap run
- * itself leaves its directory behind): uswap-stats.PID.* of this user
- * whose PID is gone.  Swept at the start of every run.
- */
-static void sweep_stale_stats_dirs(const char *tmp)
-{
-	struct dirent *de;
-	DIR *d = opendir(tmp);
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		char path[PATH_MAX];
-		struct stat st;
-		int pid;
-
-		if (sscanf(de->d_name, "uswap-stats.%d.", &pid) != 1 || pid <= 0 ||
-		    (kill(pid, 0) == 0 || errno != ESRCH))
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", tmp, de->d_name) >=
-		    (int)sizeof(path) || lstat(path, &st) ||
-		    !S_ISDIR(st.st_mode) || st.st_uid != getuid())
-			continue;
-		remove_dir(path);
-	}
-	closedir(d);
-}
-
-static char *make_stats_dir(bool needed)
-{
-	char *dir, *real;
-
-	sweep_stale_stats_dirs(tmp_dir());
-	if (asprintf(&dir, "%s/uswap-stats.%d.XXXXXX", tmp_dir(),
-		     (int)getpid()) < 0) {
-		say("out of memory");
-		exit(EXIT_CANNOT_RUN);
-	}
-	if (!mkdtemp(dir)) {
-		say("cannot create a statistics directory %s: %s%s", dir,
-		    strerror(errno), needed ? "" :
-		    " (uswap stat and top will not see this run)");
-		if (needed)
-			exit(EXIT_CANNOT_RUN);
-		free(dir);
-		return NULL;
-	}
-	/* Absolute: processes that change directory, and uswap stat, find it. */
-	real = realpath(dir, NULL);
-	if (real) {
-		free(dir);
-		dir = real;
-	}
-	return dir;
-}
-
-/* ---- statistics ------------------------------------------------------- */
-
-static void remove_dir(const char *dir)
-{
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (d) {
-		while ((de = readdir(d))) {
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				unlinkat(dirfd(d), de->d_name, 0);
-		}
-		closedir(d);
-	}
-	if (rmdir(dir) && errno != ENOENT)
-		say("cannot remove the statistics directory %s: %s", dir,
-		    strerror(errno));
-}
-
-/*
- * After PROG: merge what the processes wrote, write the --stats file,
- * print the --verbose summary, remove the directory.  No directory: PROG
- * ran without uswap, the --stats file has no process.
- */
-static void finish_stats(const char *dir, const struct run_args *ra)
-{
-	bool verbose = ra->opt.flags & USWAP_OPT_VERBOSE;
-	struct merged m = { 0 };
-	int err;
-
-	if (!ra->opt.stats_path[0] && !verbose) {
-		if (dir)
-			remove_dir(dir);
-		return;
-	}
-	err = dir ? stats_merge_dir(dir, STATS_FINAL, &m, verbose) : 0;
-	if (err)
-		say("cannot read the statistics directory %s: %s", dir,
-		    strerror(-err));
-	if (dir && verbose && !m.nr_docs)
-		say("no process wrote statistics (was the preload library loaded?)");
-	if (ra->opt.stats_path[0]) {
-		err = stats_write_file(ra->opt.stats_path, &m);
-		if (err)
-			say("--stats %s: %s", ra->opt.stats_path,
-			    strerror(-err));
-	}
-	if (verbose && m.nr_docs) {
-		unsigned long long zin = counters_get(&m.vmstat, "zswpin"),
-				   zout = counters_get(&m.vmstat, "zswpout");
-		char pool[64] = "";
-
-		/* The pool's traffic, when there was a pool. */
-		if (zin || zout)
-			snprintf(pool, sizeof(pool), " zswpin %llu zswpout %llu",
-				 zin, zout);
-		say("pgfault %llu pgmajfault %llu pswpin %llu pswpout %llu%s resident_peak %llu MiB max %llu MiB rss_peak %llu MiB",
-		    (unsigned long long)counters_get(&m.vmstat, "pgfault"),
-		    (unsigned long long)counters_get(&m.vmstat, "pgmajfault"),
-		    (unsigned long long)counters_get(&m.vmstat, "pswpin"),
-		    (unsigned long long)counters_get(&m.vmstat, "pswpout"),
-		    pool,
-		    (unsigned long long)(counters_get(&m.vmstat, "resident_peak") >> 20),
-		    (unsigned long long)(counters_get(&m.vmstat, "max_bytes") >> 20),
-		    (unsigned long long)(m.rss_peak_kib >> 10));
-	}
-	stats_merged_free(&m);
-	if (dir)
-		remove_dir(dir);
 }
 
 /* ---- running PROG ----------------------------------------------------- */
@@ -1024,15 +699,15 @@ static int cmd_run(int argc, char **argv)
 		say("--fallback run: %s runs without uswap, with no memory budget",
 		    ra.prog[0]);
 	if (managed)
-		preload = find_preload();
+		preload = env_find_preload();
 	if (ra.opt.stats_path[0])
 		check_stats_file(ra.opt.stats_path);
 	if (managed) {
-		stats_dir = make_stats_dir(ra.opt.stats_path[0] ||
-					   (ra.opt.flags & USWAP_OPT_VERBOSE));
-		export_env(&ra, preload, stats_dir);
+		stats_dir = stats_dir_create(ra.opt.stats_path[0] ||
+					     (ra.opt.flags & USWAP_OPT_VERBOSE));
+		env_export(&ra.opt, preload, stats_dir);
 		if (ra.fallback_flag)
-			set_env("USWAP_FALLBACK", ra.fallback_flag);
+			env_set("USWAP_FALLBACK", ra.fallback_flag);
 	}
 
 	sigemptyset(&set);
@@ -1046,7 +721,7 @@ static int cmd_run(int argc, char **argv)
 	pid = spawn(ra.prog, &oldmask, chld_ignored, &exec_err);
 	if (pid < 0) {
 		if (stats_dir)
-			remove_dir(stats_dir);
+			stats_dir_remove(stats_dir);
 		free(stats_dir);
 		return EXIT_CANNOT_RUN;
 	}
@@ -1054,12 +729,12 @@ static int cmd_run(int argc, char **argv)
 	if (exec_err) {
 		say("%s: %s", ra.prog[0], strerror(exec_err));
 		if (stats_dir)
-			remove_dir(stats_dir);
+			stats_dir_remove(stats_dir);
 		free(stats_dir);
 		return exec_err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 	}
 	if (stats_dir || ra.opt.stats_path[0])
-		finish_stats(stats_dir, &ra);
+		stats_dir_finish(stats_dir, &ra.opt);
 	free(stats_dir);
 	if (WIFSIGNALED(status))
 		die_of_signal(WTERMSIG(status));
