@@ -318,7 +318,9 @@ void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,
 int prim_madvise(void *addr, size_t len, int advice);
 /* Zap many ranges at once (process_madvise, else one madvise each). */
 int prim_zap_ranges(const struct iovec *iov, size_t n);
-/* Close the pidfd prim_zap_ranges keeps (the last runtime is gone). */
+/* The pidfd prim_zap_ranges keeps: opened as a runtime is created,
+   closed when the last one is gone. */
+void prim_self_pidfd_open(void);
 void prim_self_pidfd_close(void);
 void *prim_alloc(size_t len);		/* internal memory: zeroed, page-rounded */
 void prim_free(void *p, size_t len);	/* either kind */

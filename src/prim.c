@@ -329,6 +329,16 @@ static int self_pidfd_get(void)
 	}
 }
 
+/*
+ * Open this process's pidfd now, at a runtime's creation, rather than at
+ * its first batch of zaps: a descriptor of uswap's should not appear in
+ * the middle of a program's life.  Failures are left to prim_zap_ranges.
+ */
+void prim_self_pidfd_open(void)
+{
+	(void)self_pidfd_get();
+}
+
 void prim_self_pidfd_close(void)
 {
 	uint64_t cur = atomic_exchange(&self_pidfd, 0);

@@ -535,6 +535,7 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	if (err)
 		goto err_free;
 	rt->have_wp = rt->features & UFFD_FEATURE_PAGEFAULT_FLAG_WP;
+	prim_self_pidfd_open();
 	if (!rt->have_wp)
 		uswap_log("userfaultfd write-protect is unavailable: memory cannot be evicted safely and stays resident");
 
