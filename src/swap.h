@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * swap.h - the swap device: slot map and cluster allocator (swapfile.c),
- * device I/O (page_io.c).
+ * swap.h - the swap device: slot map (swap_map.c), cluster allocator
+ * (swapfile.c), device I/O (page_io.c).
  *
  * A device is carved into 4 KiB slots; 512 slots make a 2 MiB cluster.
  * Each slot has a use count (swap_map, as the kernel's): 0 is free, n is
@@ -16,6 +16,8 @@
 #ifndef USWAP_SWAP_H
 #define USWAP_SWAP_H
 
+#include <assert.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -142,19 +144,9 @@ struct swap_info {
 	int node;
 };
 
-/* swapfile.c: the allocator (pure logic, testable without a file). */
+/* swap_map.c: the slot map (pure logic, testable without a file). */
 int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes);
 void swap_info_destroy(struct swap_info *si);
-void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx);
-/* Return the context's current cluster to the lists (thread exit). */
-void swap_alloc_ctx_release(struct swap_info *si, struct swap_alloc_ctx *ctx);
-/*
- * Allocate 2^order contiguous, naturally aligned slots with use count 1.
- * *offset gets the first.  -ENOSPC when no cluster has room for that order.
- * A cluster used for the first time is first passed to si->provision.
- */
-int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
-		    unsigned order, uint32_t *offset);
 /* Drop one use of each of nr slots from offset; a slot reaching 0 is free. */
 void swap_slot_free(struct swap_info *si, uint32_t offset, uint32_t nr);
 /* Add one use to a slot (fork); -EOVERFLOW past SWAP_MAP_MAX. */
@@ -166,6 +158,41 @@ unsigned swap_slots_max_count(struct swap_info *si, uint32_t offset,
 			      uint32_t nr);
 /* Check every invariant of the lists and counts; 0 or -EUCLEAN. */
 int swap_info_validate(struct swap_info *si);
+
+/* swapfile.c: the cluster allocator (pure logic as well). */
+void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx);
+/* Return the context's current cluster to the lists (thread exit). */
+void swap_alloc_ctx_release(struct swap_info *si, struct swap_alloc_ctx *ctx);
+/*
+ * Allocate 2^order contiguous, naturally aligned slots with use count 1.
+ * *offset gets the first.  -ENOSPC when no cluster has room for that order.
+ * A cluster used for the first time is first passed to si->provision.
+ */
+int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
+		    unsigned order, uint32_t *offset);
+
+/*
+ * swapfile.c, for swap_map.c only: what a change of use counts needs of
+ * the clusters.
+ */
+/* The list a cluster that nobody owns belongs on, by its count. */
+enum swap_cluster_list swap_cluster_list_for(const struct swap_cluster *c);
+/* freed slots of cluster idx became free; caller holds si->lock. */
+void swap_cluster_put_locked(struct swap_info *si, uint32_t idx,
+			     uint32_t freed);
+
+/* swap_map.c and swapfile.c: the first slot of cluster idx. */
+static inline uint32_t swap_cluster_base(uint32_t idx)
+{
+	return idx << SWAP_CLUSTER_SHIFT;
+}
+
+/* Debug check that the caller holds si->lock (by some thread). */
+static inline void swap_assert_locked(struct swap_info *si)
+{
+	assert(pthread_mutex_trylock(&si->lock) == EBUSY);
+	(void)si;
+}
 
 /* swap_file.c: device files; page_io.c: their I/O. */
 int swap_file_create(struct swap_info *si, const char *dir, uint64_t size);

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * swapfile.c - the swap device's slot map and cluster allocator.
+ * swapfile.c - the swap device's cluster allocator.
  *
  * This rebuilds in user space the allocator half of the kernel's
- * mm/swapfile.c: the swap_map of use counts, the 2 MiB clusters and their
- * free / nonfull / full lists, and the per-CPU current cluster (here one per
- * allocating context).  The I/O half of a device lives in page_io.c.
+ * mm/swapfile.c: the 2 MiB clusters and their free / nonfull / full
+ * lists, the per-CPU current cluster (here one per allocating context),
+ * and the discard of freed clusters.  The slot map the clusters summarise
+ * (the swap_map of use counts, its set-up, frees and dups) lives in
+ * swap_map.c; the I/O half of a device in page_io.c.
  *
- * Slot map.  A device is an array of 4 KiB slots.  swap_map[] holds one
- * byte per slot: how many swap entries name it.  0 is free, 1 after
- * swap_slot_alloc(), more after swap_slot_dup() (fork), at most
- * SWAP_MAP_MAX.  swap_slot_free() drops one use of each slot of a range; a
- * slot whose count reaches 0 is free again.
+ * Slots.  A device is an array of 4 KiB slots, each with a use count in
+ * swap_map[] (swap_map.c): 0 is free.  swap_slot_alloc() hands out free
+ * slots and sets their counts to 1; when a free brings slots of a cluster
+ * back to 0, swap_slot_free() (swap_map.c) passes their number to
+ * swap_cluster_put_locked().
  *
  * Clusters.  512 slots (2 MiB) make a cluster; struct swap_cluster counts
  * the slots of the cluster in use and links the cluster into the one list
@@ -48,7 +50,7 @@
  *	(3), (4)  swap_alloc_ctx_release(), and swap_slot_alloc() when the
  *		  context's cluster has no run of the order asked for
  *	(5)	  swap_slot_alloc(): the context drops its full cluster
- *	(6)-(8)	  swap_slot_free() -> cluster_put_locked()
+ *	(6)-(8)	  swap_slot_free() (swap_map.c) -> swap_cluster_put_locked()
  *
  * A CURRENT cluster never moves because of frees: it stays with its owner,
  * even when it becomes empty, until the owner lets it go.
@@ -120,16 +122,15 @@
  *
  * Locking.  si->lock (a leaf lock) protects swap_map, the clusters, the
  * lists, inuse_slots, every swap_alloc_ctx of the device, and the discard
- * queue.  Every exported function takes it; functions ending in _locked
- * expect it held and assert it.  si->provision is called with it held;
- * si->discard->punch without it.
+ * queue (here and in swap_map.c).  Every exported function takes it;
+ * functions ending in _locked expect it held and assert it.  si->provision
+ * is called with it held; si->discard->punch without it.
  */
 #include <assert.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "internal.h"
 #include "swap.h"
@@ -140,24 +141,8 @@
 /* Parked clusters an allocation discards before it allocates. */
 #define SWAP_DISCARD_BATCH	4
 
-#define BYTES_01	0x0101010101010101ull
-#define BYTES_7F	0x7f7f7f7f7f7f7f7full
-#define BYTES_80	0x8080808080808080ull
-
-/* Debug check that the caller holds si->lock (by some thread). */
-static void swap_assert_locked(struct swap_info *si)
-{
-	assert(pthread_mutex_trylock(&si->lock) == EBUSY);
-	(void)si;
-}
-
-static uint32_t cluster_base(uint32_t idx)
-{
-	return idx << SWAP_CLUSTER_SHIFT;
-}
-
 /* The list a cluster that nobody owns belongs on, by its count. */
-static enum swap_cluster_list cluster_list_for(const struct swap_cluster *c)
+enum swap_cluster_list swap_cluster_list_for(const struct swap_cluster *c)
 {
 	if (c->count == 0)
 		return CLUSTER_FREE;
@@ -253,7 +238,7 @@ static void cluster_move(struct swap_info *si, uint32_t idx,
  */
 static void cluster_settle(struct swap_info *si, uint32_t idx)
 {
-	enum swap_cluster_list list = cluster_list_for(&si->clusters[idx]);
+	enum swap_cluster_list list = swap_cluster_list_for(&si->clusters[idx]);
 	struct swap_discard *d = si->discard;
 
 	if (list == CLUSTER_FREE && d && !d->off) {
@@ -348,7 +333,7 @@ static int map_find_run(const uint8_t *map, unsigned from, unsigned to,
 static bool cluster_find_run(const struct swap_info *si, uint32_t idx,
 			     unsigned order, uint32_t from, uint32_t *offset)
 {
-	const uint32_t base = cluster_base(idx);
+	const uint32_t base = swap_cluster_base(idx);
 	const uint8_t *map = si->swap_map + base;
 	const unsigned nr = 1u << order;
 	unsigned start = 0;
@@ -419,7 +404,7 @@ free_cluster:
 		i = free_list->head;
 		err = cluster_provision_locked(si, i);
 		if (!err) {
-			*offset = cluster_base(i);
+			*offset = swap_cluster_base(i);
 			goto take;
 		}
 	}
@@ -583,8 +568,8 @@ int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
  * freed slots of cluster idx became free: move the cluster to the list its
  * count now calls for, unless a context owns it.  Caller holds si->lock.
  */
-static void cluster_put_locked(struct swap_info *si, uint32_t idx,
-			       uint32_t freed)
+void swap_cluster_put_locked(struct swap_info *si, uint32_t idx,
+			     uint32_t freed)
 {
 	struct swap_cluster *c = &si->clusters[idx];
 
@@ -592,76 +577,10 @@ static void cluster_put_locked(struct swap_info *si, uint32_t idx,
 	assert(c->count >= freed && c->list != CLUSTER_FREE);
 	c->count -= freed;
 	si->inuse_slots -= freed;
-	if (c->list == CLUSTER_CURRENT || c->list == cluster_list_for(c))
+	if (c->list == CLUSTER_CURRENT || c->list == swap_cluster_list_for(c))
 		return;
 	cluster_list_del(si, idx);
 	cluster_settle(si, idx);
-}
-
-void swap_slot_free(struct swap_info *si, uint32_t offset, uint32_t nr)
-{
-	assert(offset <= si->nr_slots && nr <= si->nr_slots - offset);
-
-	prim_mutex_lock(&si->lock);
-	while (nr) {
-		const uint32_t idx = offset >> SWAP_CLUSTER_SHIFT;
-		const uint32_t end = cluster_base(idx + 1);
-		const uint32_t n = nr < end - offset ? nr : end - offset;
-		uint32_t i, freed = 0;
-
-		for (i = offset; i < offset + n; i++) {
-			uint8_t *p = &si->swap_map[i];
-
-			assert(*p > 0);	/* freeing a free slot */
-			if (*p == 0)
-				continue;
-			if (--*p == 0)
-				freed++;
-		}
-		if (freed)
-			cluster_put_locked(si, idx, freed);
-		offset += n;
-		nr -= n;
-	}
-	pthread_mutex_unlock(&si->lock);
-}
-
-int swap_slot_dup(struct swap_info *si, uint32_t offset)
-{
-	uint8_t *p;
-	int err = 0;
-
-	assert(offset < si->nr_slots);
-	prim_mutex_lock(&si->lock);
-	p = &si->swap_map[offset];
-	assert(*p > 0);		/* dup of a free slot */
-	if (*p == 0)
-		err = -EINVAL;
-	else if (*p >= SWAP_MAP_MAX)
-		err = -EOVERFLOW;
-	else
-		++*p;
-	pthread_mutex_unlock(&si->lock);
-	return err;
-}
-
-unsigned swap_slots_max_count(struct swap_info *si, uint32_t offset,
-			      uint32_t nr)
-{
-	unsigned max = 0;
-	uint32_t i;
-
-	assert(offset <= si->nr_slots && nr <= si->nr_slots - offset);
-	prim_mutex_lock(&si->lock);
-	for (i = offset; i < offset + nr; i++)
-		max = MAX(max, si->swap_map[i]);
-	pthread_mutex_unlock(&si->lock);
-	return max;
-}
-
-unsigned swap_slot_count(struct swap_info *si, uint32_t offset)
-{
-	return swap_slots_max_count(si, offset, 1);
 }
 
 void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx)
@@ -675,192 +594,4 @@ void swap_alloc_ctx_release(struct swap_info *si, struct swap_alloc_ctx *ctx)
 	prim_mutex_lock(&si->lock);
 	swap_alloc_ctx_release_locked(si, ctx);
 	pthread_mutex_unlock(&si->lock);
-}
-
-/*
- * Set up si for a device of size_bytes, rounded down to whole clusters and
- * capped at SWP_MAX_SLOTS slots, with every cluster free.  The map and the
- * cluster array come from mmap, not malloc: this runs inside someone else's
- * process, and the pages of a large map are only touched as it fills.
- * They are shared mappings, and the lock a robust process-shared mutex:
- * a child forked from the process uses the same device (its slots are
- * counted in the same map, as the kernel's swap_map counts references
- * from every page table).  The caller puts si itself in shared memory.
- * Returns 0, -EINVAL for less than one cluster, or the mmap error.
- */
-int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
-{
-	const int prot = PROT_READ | PROT_WRITE;
-	const int flags = MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE;
-	uint64_t nr_clusters = size_bytes / SWAP_CLUSTER_BYTES;
-	uint32_t i;
-	void *p;
-	int err;
-
-	memset(si, 0, sizeof(*si));
-	if (nr_clusters > SWP_MAX_SLOTS / SWAP_CLUSTER_SLOTS)
-		nr_clusters = SWP_MAX_SLOTS / SWAP_CLUSTER_SLOTS;
-	if (nr_clusters == 0)
-		return -EINVAL;
-	si->type = type;
-	si->nr_clusters = (uint32_t)nr_clusters;
-	si->nr_slots = si->nr_clusters << SWAP_CLUSTER_SHIFT;
-	si->fd = -1;
-	si->provision = NULL;
-	si->prio = -2;
-	si->node = -1;
-
-	p = prim_mmap(NULL, si->nr_slots, prot, flags, -1, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	si->swap_map = p;
-	p = prim_mmap(NULL, (size_t)si->nr_clusters * sizeof(*si->clusters), prot,
-		 flags, -1, 0);
-	if (p == MAP_FAILED) {
-		err = -errno;
-		goto err_unmap_map;
-	}
-	si->clusters = p;
-	err = prim_shared_mutex_init(&si->lock);
-	if (err)
-		goto err_unmap_clusters;
-
-	/* Zero-filled: count 0, not provisioned.  All on FREE, in order. */
-	for (i = 0; i < si->nr_clusters; i++) {
-		si->clusters[i].list = CLUSTER_FREE;
-		si->clusters[i].prev = i ? i - 1 : CLUSTER_NONE;
-		si->clusters[i].next =
-			i + 1 < si->nr_clusters ? i + 1 : CLUSTER_NONE;
-	}
-	for (i = 0; i < CLUSTER_NR_LISTS; i++) {
-		si->lists[i].head = CLUSTER_NONE;
-		si->lists[i].tail = CLUSTER_NONE;
-		si->lists[i].nr = 0;
-	}
-	si->lists[CLUSTER_FREE].head = 0;
-	si->lists[CLUSTER_FREE].tail = si->nr_clusters - 1;
-	si->lists[CLUSTER_FREE].nr = si->nr_clusters;
-	return 0;
-
-err_unmap_clusters:
-	prim_munmap(si->clusters, (size_t)si->nr_clusters * sizeof(*si->clusters));
-	si->clusters = NULL;
-err_unmap_map:
-	prim_munmap(si->swap_map, si->nr_slots);
-	si->swap_map = NULL;
-	return err;
-}
-
-/* Undo swap_info_init().  No context may use si any more. */
-void swap_info_destroy(struct swap_info *si)
-{
-	if (!si->swap_map)
-		return;
-	prim_munmap(si->clusters, (size_t)si->nr_clusters * sizeof(*si->clusters));
-	prim_munmap(si->swap_map, si->nr_slots);
-	si->clusters = NULL;
-	si->swap_map = NULL;
-	pthread_mutex_destroy(&si->lock);
-}
-
-/*
- * Slots in use among the n (a multiple of 8) from map, or -1 if one holds
- * a count above SWAP_MAP_MAX.
- */
-static int slots_used(const uint8_t *map, unsigned n)
-{
-	int used = 0;
-	unsigned i;
-
-	for (i = 0; i < n; i += 8) {
-		uint64_t w, nonzero;
-
-		memcpy(&w, map + i, sizeof(w));
-		/* some byte is 0xff */
-		if ((~w - BYTES_01) & w & BYTES_80)
-			return -1;
-		nonzero = (((w & BYTES_7F) + BYTES_7F) | w) & BYTES_80;
-		/* Sum the eight 0/1 bytes into the top one (no popcnt). */
-		used += (int)(((nonzero >> 7) * BYTES_01) >> 56);
-	}
-	return used;
-}
-
-static int swap_info_validate_locked(struct swap_info *si)
-{
-	uint64_t inuse = 0, seen = 0;
-	uint32_t i, l;
-
-	swap_assert_locked(si);
-	if (!si->swap_map || !si->clusters || si->nr_clusters == 0 ||
-	    si->nr_slots != cluster_base(si->nr_clusters))
-		return -EUCLEAN;
-
-	for (i = 0; i < si->nr_clusters; i++) {
-		const struct swap_cluster *c = &si->clusters[i];
-		int used = slots_used(si->swap_map + cluster_base(i),
-				      SWAP_CLUSTER_SLOTS);
-
-		if (used < 0 || (unsigned)used != c->count)
-			return -EUCLEAN;
-		if (c->list >= CLUSTER_NR_LISTS)
-			return -EUCLEAN;
-		if (c->list == CLUSTER_CURRENT) {
-			if (c->count >= SWAP_CLUSTER_SLOTS)
-				return -EUCLEAN;
-		} else if (c->list != cluster_list_for(c)) {
-			return -EUCLEAN;
-		}
-		inuse += (unsigned)used;
-	}
-	if (inuse != si->inuse_slots)
-		return -EUCLEAN;
-
-	for (l = 0; l < CLUSTER_NR_LISTS; l++) {
-		const struct swap_cluster_list_head *h = &si->lists[l];
-		uint32_t prev = CLUSTER_NONE, n = 0;
-
-		for (i = h->head; i != CLUSTER_NONE; i = si->clusters[i].next) {
-			/* a bad link or a cycle */
-			if (i >= si->nr_clusters || n >= si->nr_clusters)
-				return -EUCLEAN;
-			if (si->clusters[i].list != l ||
-			    si->clusters[i].prev != prev)
-				return -EUCLEAN;
-			prev = i;
-			n++;
-		}
-		if (h->tail != prev || h->nr != n)
-			return -EUCLEAN;
-		seen += n;
-	}
-	/* Each walk only meets its own clusters: all met means each once. */
-	if (seen != si->nr_clusters)
-		return -EUCLEAN;
-	/* Parked clusters: on CURRENT, empty. */
-	for (i = 0; si->discard && i < si->discard->nr; i++) {
-		const struct swap_discard *d = si->discard;
-		uint32_t idx = d->queue[(d->head + i) % si->nr_clusters];
-
-		if (d->nr > si->nr_clusters || idx >= si->nr_clusters ||
-		    si->clusters[idx].list != CLUSTER_CURRENT ||
-		    si->clusters[idx].count)
-			return -EUCLEAN;
-	}
-	return 0;
-}
-
-/*
- * Recount every cluster from swap_map and check counts, list membership,
- * links and lengths, and inuse_slots.  0 or -EUCLEAN.  O(nr_slots): for
- * tests and debug assertions.
- */
-int swap_info_validate(struct swap_info *si)
-{
-	int err;
-
-	prim_mutex_lock(&si->lock);
-	err = swap_info_validate_locked(si);
-	pthread_mutex_unlock(&si->lock);
-	return err;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * swapfile_fuzz.c - the slot and cluster allocator (src/swapfile.c)
- * against a reference model of use counts, driven by fuzz input.
+ * swapfile_fuzz.c - the slot map and cluster allocator (src/swap_map.c,
+ * src/swapfile.c) against a reference model of use counts, driven by fuzz
+ * input.
  *
  * The first byte h sets up the device: 1..8 clusters (h & 7; more than
  * SWAP_NONFULL_PROBE, so that allocation also walks NONFULL), 2..4
@@ -34,7 +35,7 @@
  * The model is a use count per slot; the last NR_RUNS allocations are
  * remembered only to aim frees and dups (a run may since be partly freed
  * or reused: only slots the model has in use are freed).  What is checked,
- * from what swap.h and the top of swapfile.c promise:
+ * from what swap.h and the tops of swapfile.c and swap_map.c promise:
  *
  *  - after every step: swap_map equals the model byte for byte,
  *    inuse_slots matches, swap_info_validate() is 0, the contexts own

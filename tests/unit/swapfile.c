@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Description: the swap slot allocator (src/swapfile.c) matches a reference
- * model of use counts under random alloc / free / dup / release sequences.
+ * Description: the swap slot allocator (src/swapfile.c, src/swap_map.c)
+ * matches a reference model of use counts under random alloc / free / dup /
+ * release sequences.
  *
  * The model is a plain array of use counts.  After every step the test
  * checks the device's swap_map against it byte for byte, swap_info_validate(),
