@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * memory_tiers.h - memory tiers and demotion targets (memory_tiers.c):
- * the NUMA nodes that hold memory, sorted into tiers from fastest to
- * slowest, and for each node the nodes of the next slower tier that its
- * cold memory moves to before it is swapped.  Pure logic: nothing here
- * migrates a page.  docs/tiers.md describes the rules for users.
+ * memory_tiers.h - memory tiers and demotion targets (memory_tiers.c),
+ * and a user's override of the targets (demotion_override.c): the NUMA
+ * nodes that hold memory, sorted into tiers from fastest to slowest, and
+ * for each node the nodes of the next slower tier that its cold memory
+ * moves to before it is swapped.  Pure logic: nothing here migrates a
+ * page.  docs/tiers.md describes the rules for users.
  *
  * Node ids are 0..MEM_MAX_NODES - 1, so that a set of nodes is one
  * uint64_t (bit n = node n).
@@ -74,6 +75,46 @@ struct demotion_map {
 	bool override;				/* from demotion_override_parse() */
 };
 
+/* A set of nodes as one word: node n is bit n (n < MEM_MAX_NODES). */
+static inline uint64_t mem_node_bit(unsigned n)
+{
+	return 1ull << n;
+}
+
+/* Nodes lo..hi (both < MEM_MAX_NODES) as a mask. */
+static inline uint64_t mem_node_range(unsigned lo, unsigned hi)
+{
+	uint64_t upto = hi + 1 >= MEM_MAX_NODES ? ~0ull : mem_node_bit(hi + 1) - 1;
+
+	return upto & ~(mem_node_bit(lo) - 1);
+}
+
+/* The first node of mask at or after n, or MEM_MAX_NODES. */
+static inline unsigned mem_node_next(uint64_t mask, unsigned n)
+{
+	mask = n >= MEM_MAX_NODES ? 0 : mask & ~(mem_node_bit(n) - 1);
+	return mask ? (unsigned)__builtin_ctzll(mask) : MEM_MAX_NODES;
+}
+
+/* Each node n of mask, in order of id (mask is read at each step). */
+#define for_each_mem_node(n, mask)					\
+	for ((n) = mem_node_next((mask), 0); (n) < MEM_MAX_NODES;	\
+	     (n) = mem_node_next((mask), (n) + 1))
+
+/* A blank of a sysfs file or a spec (a newline too). */
+static inline bool mem_is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* memory_tiers.c: the topology, the tiers, the kernel's targets. */
+
+/*
+ * A decimal at *p (not past end) into *v, saturating at 10^9, *p moved
+ * past it: false, *p unmoved, when *p is no digit.
+ */
+bool mem_number_next(const char **p, const char *end, unsigned long *v);
+
 /*
  * Read the topology under root (NULL: sysfs_root(), i.e. USWAP_SYSFS_ROOT
  * or /sys): devices/system/node/{online,has_cpu,has_memory},
@@ -110,6 +151,15 @@ int demotion_targets_compute(const struct mem_topology *t,
 			     struct demotion_map *d);
 
 /*
+ * The target for a folio of node: the (rr mod k)-th of its k preferred
+ * nodes, in order of id, so that a counter rr spreads demotion over them
+ * in turn.  -1 when node demotes nowhere or is out of range.
+ */
+int demotion_next(const struct demotion_map *d, int node, unsigned rr);
+
+/* demotion_override.c: the --demotion SPEC, the cycle check. */
+
+/*
  * Parse an override of the demotion targets into *d:
  *
  *	SPEC  = "none" | RULE [";" RULE]...
@@ -132,13 +182,6 @@ int demotion_override_parse(const char *spec, const struct mem_topology *t,
 
 /* No cycle in the graph of preferred and allowed arrows. */
 bool demotion_acyclic(const struct demotion_map *d);
-
-/*
- * The target for a folio of node: the (rr mod k)-th of its k preferred
- * nodes, in order of id, so that a counter rr spreads demotion over them
- * in turn.  -1 when node demotes nowhere or is out of range.
- */
-int demotion_next(const struct demotion_map *d, int node, unsigned rr);
 
 /*
  * Write d's preferred arrows as an override SPEC ("0>2;1>2;2>3", "none")

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * demotion_fuzz.c - the demotion override parser and the demotion target
- * computation (src/memory_tiers.c) against a reference model.
+ * demotion_fuzz.c - the demotion override parser (src/demotion_override.c)
+ * and the demotion target computation (src/memory_tiers.c) against a
+ * reference model.
  *
  * The first byte h picks what to fuzz (h & 3) and the topology; for modes
  * 0..2 the next two bytes are the online and memory masks of nodes 0..7

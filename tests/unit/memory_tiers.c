@@ -4,8 +4,8 @@
  * against the fixture sysfs trees of tests/fixtures/sysfs-tiers (two
  * sockets; three tiers; four sockets with a memory node each; explicit
  * memory_tiering; sparse node ids), bad sysfs files, the override parser
- * with its exact messages, and random overrides against a reference model
- * of reachability.
+ * (src/demotion_override.c) with its exact messages, and random overrides
+ * against a reference model of reachability.
  */
 #include <errno.h>
 #include <limits.h>
