@@ -2,7 +2,7 @@
 /*
  * zs_arena.c - the page allocator under the compressed pool.
  *
- * zsmalloc.c packs objects into spans of 1..16 consecutive pages; this
+ * zs_class.c packs objects into spans of 1..16 consecutive pages; this
  * file hands out those spans.  The kernel's zsmalloc takes scattered
  * physical pages from the page allocator; here the pool owns one
  * contiguous range of virtual memory (the arena, reserved MAP_NORESERVE),

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * zs_arena.h - the page allocator under the compressed pool (zs_arena.c),
- * for zsmalloc.c only.
+ * for zsmalloc.c and zs_class.c only.
  *
  * The arena hands out spans of 1..ZS_MAX_SPAN_PAGES consecutive pages of
  * one reserved range and takes empty ones back.  pages[] holds the
  * metadata of every arena page: the arena owns an entry's kind, order and
- * npages (under arena->lock); zsmalloc.c owns the rest of a span's entry
+ * npages (under arena->lock); zs_class.c owns the rest of a span's entry
  * (under its class's lock).  Both link entries on lists through next/prev.
  */
 #ifndef USWAP_ZS_ARENA_H

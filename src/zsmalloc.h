@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * zsmalloc.h - the compressed pool's allocator (zsmalloc.c).
+ * zsmalloc.h - the compressed pool's allocator (zsmalloc.c; compaction and
+ * the consistency checks in zs_class.c).
  *
  * A pool packs variable-sized objects (compressed pages and folios) into
  * one reserved arena and names each by a 32-bit handle that stays valid
- * while compaction moves the object.  zsmalloc.c explains the design.
+ * while compaction moves the object.  zsmalloc.c and zs_class.c explain
+ * the design.
  *
  * Every function but zs_create and zs_destroy may be called from several
  * threads at once.  Nothing here calls malloc.  zs_read, zs_write and
