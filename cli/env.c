@@ -95,6 +95,15 @@ static void env_set_list(const char *name, const char *first,
 	free(v);
 }
 
+/* name=value, or name unset when value is NULL (the runtime's default). */
+static void env_put(const char *name, const char *value)
+{
+	if (value)
+		env_set(name, value);
+	else
+		unsetenv(name);
+}
+
 static void env_set_u64(const char *name, uint64_t v, bool hex)
 {
 	char buf[32];
@@ -154,59 +163,25 @@ void env_export(const struct uswap_options *o, const char *preload,
 	EXPORT_SIZE(zswap_accept_pct, "USWAP_ZSWAP_ACCEPT");
 	EXPORT_SIZE(zswap_threads, "USWAP_ZSWAP_THREADS");
 #undef EXPORT_SIZE
-	if (o->zswap[0])
-		env_set("USWAP_ZSWAP", o->zswap);
-	else
-		unsetenv("USWAP_ZSWAP");
-	if (o->zswap_unit)
-		env_set("USWAP_ZSWAP_UNIT", o->zswap_unit == USWAP_ZSWAP_UNIT_PAGE ?
-			"page" : "folio");
-	else
-		unsetenv("USWAP_ZSWAP_UNIT");
-	if (o->flags & USWAP_OPT_NO_SWAP_FILE)
-		env_set("USWAP_SWAP", "none");
-	else if (o->swap[0])
-		env_set("USWAP_SWAP", o->swap);
-	else
-		unsetenv("USWAP_SWAP");
-	if (o->swaptab[0])
-		env_set("USWAP_SWAPTAB", o->swaptab);
-	else
-		unsetenv("USWAP_SWAPTAB");
-	if (o->swap_node_policy)
-		env_set("USWAP_SWAP_NODE_POLICY",
-			o->swap_node_policy == USWAP_SWAP_NODE_CPU ? "cpu" : "page");
-	else
-		unsetenv("USWAP_SWAP_NODE_POLICY");
+	env_put("USWAP_ZSWAP", o->zswap[0] ? o->zswap : NULL);
+	env_put("USWAP_ZSWAP_UNIT", !o->zswap_unit ? NULL :
+		o->zswap_unit == USWAP_ZSWAP_UNIT_PAGE ? "page" : "folio");
+	env_put("USWAP_SWAP", o->flags & USWAP_OPT_NO_SWAP_FILE ? "none" :
+		o->swap[0] ? o->swap : NULL);
+	env_put("USWAP_SWAPTAB", o->swaptab[0] ? o->swaptab : NULL);
+	env_put("USWAP_SWAP_NODE_POLICY", !o->swap_node_policy ? NULL :
+		o->swap_node_policy == USWAP_SWAP_NODE_CPU ? "cpu" : "page");
 	if (o->uffd_features_off)
 		env_set_u64("USWAP_UFFD_FEATURES_OFF", o->uffd_features_off,
 			    true);
 	else
 		unsetenv("USWAP_UFFD_FEATURES_OFF");
-	if (o->swap_dir[0])
-		env_set("USWAP_SWAP_DIR", o->swap_dir);
-	else
-		unsetenv("USWAP_SWAP_DIR");
-	if (o->flags & USWAP_OPT_VERBOSE)
-		env_set("USWAP_VERBOSE", "1");
-	else
-		unsetenv("USWAP_VERBOSE");
-	if (o->flags & USWAP_OPT_NO_VERIFY)
-		env_set("USWAP_VERIFY", "off");
-	else
-		unsetenv("USWAP_VERIFY");
-	if (o->flags & USWAP_OPT_ENCRYPT)
-		env_set("USWAP_ENCRYPT", "on");
-	else
-		unsetenv("USWAP_ENCRYPT");
-	if (o->demotion[0])
-		env_set("USWAP_DEMOTION", o->demotion);
-	else
-		unsetenv("USWAP_DEMOTION");
-	if (o->tier_max[0])
-		env_set("USWAP_TIER_MAX", o->tier_max);
-	else
-		unsetenv("USWAP_TIER_MAX");
+	env_put("USWAP_SWAP_DIR", o->swap_dir[0] ? o->swap_dir : NULL);
+	env_put("USWAP_VERBOSE", o->flags & USWAP_OPT_VERBOSE ? "1" : NULL);
+	env_put("USWAP_VERIFY", o->flags & USWAP_OPT_NO_VERIFY ? "off" : NULL);
+	env_put("USWAP_ENCRYPT", o->flags & USWAP_OPT_ENCRYPT ? "on" : NULL);
+	env_put("USWAP_DEMOTION", o->demotion[0] ? o->demotion : NULL);
+	env_put("USWAP_TIER_MAX", o->tier_max[0] ? o->tier_max : NULL);
 	/* uswap writes the stats file itself, from the merged tree. */
 	unsetenv("USWAP_STATS");
 	if (stats_dir)

@@ -46,6 +46,27 @@ has USWAP_VERBOSE=1
 hasnt USWAP_STATS
 grep -q '^USWAP_STATS_DIR=/' "$T/env" || fail "--verbose: no USWAP_STATS_DIR"
 
+# The options given as text or words are passed on as given.
+env_of --zswap zstd:3 --zswap-unit page --swap "$T/sw,size=64M" \
+	--swap-node-policy cpu --verify off --encrypt on --demotion none
+has USWAP_ZSWAP=zstd:3
+has USWAP_ZSWAP_UNIT=page
+has "USWAP_SWAP=$T/sw,size=64M"
+has USWAP_SWAP_NODE_POLICY=cpu
+has USWAP_VERIFY=off
+has USWAP_ENCRYPT=on
+has USWAP_DEMOTION=none
+hasnt USWAP_SWAPTAB
+printf '%s size=64M\n' "$T/sw2" >"$T/tab"
+env_of --swaptab "$T/tab" --zswap-unit folio --swap-node-policy page
+has "USWAP_SWAPTAB=$T/tab"
+has USWAP_ZSWAP_UNIT=folio
+has USWAP_SWAP_NODE_POLICY=page
+hasnt USWAP_SWAP
+env_of --swap none --zswap lz4 --tier-max 0=1G
+has USWAP_SWAP=none
+has USWAP_TIER_MAX=0=1G
+
 # Nothing given: nothing exported, the runtime uses its defaults; existing
 # LD_PRELOAD entries stay after the library.
 # (verify_asan_link_order=0: an ASan build of uswap must accept the preload.)
@@ -54,7 +75,9 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
 has "LD_PRELOAD=$T/libuswap_preload.so:libm.so.6"
 for v in USWAP_MAX USWAP_HIGH USWAP_FOLIO USWAP_MIN_REGION USWAP_SWAP_SIZE \
 	USWAP_SWAP_DIR USWAP_FAULT_THREADS USWAP_UFFD_FEATURES_OFF USWAP_VERBOSE \
-	USWAP_STATS USWAP_FALLBACK; do
+	USWAP_STATS USWAP_FALLBACK USWAP_ZSWAP USWAP_ZSWAP_UNIT USWAP_SWAP \
+	USWAP_SWAPTAB USWAP_SWAP_NODE_POLICY USWAP_VERIFY USWAP_ENCRYPT \
+	USWAP_DEMOTION USWAP_TIER_MAX; do
 	hasnt $v
 done
 grep -q '^USWAP_STATS_DIR=/' "$T/env" || fail "no USWAP_STATS_DIR without --stats"
