@@ -19,7 +19,7 @@
 #   327862789127  2M folios, lz4 pool of folios, forks and execs: pages
 #                 read as zeros or at an older version (bug 9): the same
 #                 race.  6 of 8 replays of 60 s failed on the build
-#                 before the fix (at 5 to 58 s), 0 of 10 after.
+#                 before the fix (at 5 to 58 s), none of 10 after.
 set -u
 B=${USWAP_BUILD:-build}
 cd "$(dirname "$0")/../.." || exit 1
