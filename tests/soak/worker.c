@@ -533,7 +533,8 @@ static struct fdset fork_fds;	/* the parent's, just before a fork */
 static struct fdset fds_start;	/* at start, before a runtime of ours */
 
 /* This process's descriptors but those that come and go (uswap's live
-   statistics file, the directory being read). */
+   statistics file, a member's /proc/PID/maps its reaper is reading, the
+   directory being read). */
 static void fd_snapshot(struct fdset *s)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -558,7 +559,8 @@ static void fd_snapshot(struct fdset *s)
 		if (len < 0)
 			continue;	/* closed meanwhile */
 		t[len] = 0;
-		if (strstr(t, "live.tmp"))
+		if (strstr(t, "live.tmp") ||
+		    (!strncmp(t, "/proc/", 6) && strstr(t, "/maps")))
 			continue;
 		if (!strncmp(t, "pipe:[", 6) || !strncmp(t, "socket:[", 8))
 			*strchr(t, ':') = 0;
