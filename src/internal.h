@@ -396,6 +396,9 @@ void memcg_set_stuck(struct uswap_runtime *rt, bool stuck);
 uint64_t memcg_own_pages(struct uswap_runtime *rt);
 /* fork: a member for the child, charged what the parent has resident. */
 int memcg_fork_prepare(struct uswap_runtime *rt);
+/* Fork waits for the reaper's reads of /proc (no descriptor inherited). */
+void memcg_fork_lock(void);
+void memcg_fork_unlock(bool child);
 void memcg_fork_child(struct uswap_runtime *rt, unsigned child);
 bool memcg_fork_failed(struct uswap_runtime *rt, unsigned child);
 /* Members whose process is gone (exit, kill -9, exec): reap(rt, m) each. */

@@ -617,11 +617,33 @@ void memcg_member_release(struct uswap_runtime *rt, unsigned m)
 }
 
 /*
+ * The reaper reads other processes' /proc files under proc_lock, and fork
+ * takes it (memcg_fork_lock, last of the runtime's fork handlers): a
+ * descriptor open at the fork would be the child's too, and no thread of
+ * the child would ever close it (seen: a fork child ending with a
+ * member's /proc/PID/maps open).
+ */
+static pthread_mutex_t proc_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void memcg_fork_lock(void)
+{
+	pthread_mutex_lock(&proc_lock);
+}
+
+void memcg_fork_unlock(bool child)
+{
+	if (child)
+		pthread_mutex_init(&proc_lock, NULL);
+	else
+		pthread_mutex_unlock(&proc_lock);
+}
+
+/*
  * Does member m's process still run an image that maps this budget?  Not
  * if its pid is gone or now names another process (or a thread: a tid is
- * a pid to kill() and /proc), nor after an exec.
+ * a pid to kill() and /proc), nor after an exec.  Caller holds proc_lock.
  */
-static bool member_alive(struct memcg *mc, unsigned m, int pid)
+static bool member_alive_locked(struct memcg *mc, unsigned m, int pid)
 {
 	char path[64], line[512];
 	bool found = false;
@@ -639,6 +661,16 @@ static bool member_alive(struct memcg *mc, unsigned m, int pid)
 		found = strstr(line, mc->name) != NULL;
 	fclose(f);
 	return found;
+}
+
+static bool member_alive(struct memcg *mc, unsigned m, int pid)
+{
+	bool alive;
+
+	pthread_mutex_lock(&proc_lock);
+	alive = member_alive_locked(mc, m, pid);
+	pthread_mutex_unlock(&proc_lock);
+	return alive;
 }
 
 static bool devset_in_use(struct memcg *mc, uint64_t devset, unsigned skip)

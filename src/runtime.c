@@ -104,6 +104,7 @@ static void fork_prepare(void)
 	}
 	if (pipe2(fork_pipe, O_CLOEXEC) < 0)
 		fork_pipe[0] = fork_pipe[1] = -1;
+	memcg_fork_lock();
 }
 
 static void fork_parent(void)
@@ -111,6 +112,7 @@ static void fork_parent(void)
 	unsigned i;
 	char c;
 
+	memcg_fork_unlock(false);
 	if (fork_pipe[1] >= 0) {
 		/* EOF when the child has its members (or when fork failed). */
 		close(fork_pipe[1]);
@@ -310,6 +312,7 @@ static void fork_child(void)
 {
 	unsigned i;
 
+	memcg_fork_unlock(true);
 	for (i = 0; i < MAX_RUNTIMES; i++)
 		if (runtimes[i] && !runtimes[i]->defunct && fork_member[i] >= 0)
 			memcg_fork_child(runtimes[i], (unsigned)fork_member[i]);

@@ -533,8 +533,7 @@ static struct fdset fork_fds;	/* the parent's, just before a fork */
 static struct fdset fds_start;	/* at start, before a runtime of ours */
 
 /* This process's descriptors but those that come and go (uswap's live
-   statistics file, a member's /proc/PID/maps its reaper is reading, the
-   directory being read). */
+   statistics file, the directory being read). */
 static void fd_snapshot(struct fdset *s)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -559,8 +558,7 @@ static void fd_snapshot(struct fdset *s)
 		if (len < 0)
 			continue;	/* closed meanwhile */
 		t[len] = 0;
-		if (strstr(t, "live.tmp") ||
-		    (!strncmp(t, "/proc/", 6) && strstr(t, "/maps")))
+		if (strstr(t, "live.tmp"))
 			continue;
 		if (!strncmp(t, "pipe:[", 6) || !strncmp(t, "socket:[", 8))
 			*strchr(t, ':') = 0;
