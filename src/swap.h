@@ -19,6 +19,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -57,7 +58,8 @@ static inline uint32_t swp_offset(swp_entry_t e)
 /* Cluster list membership (struct swap_cluster.list). */
 enum swap_cluster_list {
 	CLUSTER_FREE,		/* no slot used */
-	CLUSTER_NONFULL,	/* some slots used, room left */
+	CLUSTER_NONFULL,	/* some slots used, SWAP_CLUSTER_REUSE or more free */
+	CLUSTER_NEARLY,		/* fewer than SWAP_CLUSTER_REUSE free, not full */
 	CLUSTER_FULL,		/* every slot used */
 	CLUSTER_CURRENT,	/* owned by an allocating context */
 	CLUSTER_NR_LISTS
@@ -67,6 +69,12 @@ enum swap_cluster_list {
 
 struct swap_cluster {
 	uint16_t count;		/* slots in use */
+	/*
+	 * Frees that changed count and will move the cluster to the list it
+	 * now calls for (swap_cluster_settle()): until then the cluster may
+	 * be on another.  Under the cluster's lock.
+	 */
+	uint16_t settling;
 	uint8_t list;		/* enum swap_cluster_list */
 	uint8_t provisioned;	/* file space reserved (fallocate done) */
 	uint32_t next, prev;	/* list links: cluster indices or CLUSTER_NONE */
@@ -87,16 +95,37 @@ struct swap_alloc_ctx {
 };
 
 /*
- * One swap device.  `lock` protects the slot map, the cluster array and
- * the lists; it is a leaf lock (nothing is taken while it is held).
+ * A cluster that was full is taken for allocation again only once this many
+ * of its slots are free (swapfile.c, "Why nearly").
+ */
+#define SWAP_CLUSTER_REUSE	64
+
+/* Locks over the clusters: cluster i is under cluster_locks[i % this]. */
+#define SWAP_CLUSTER_LOCKS	32
+
+/*
+ * One of them, with the count of slots in use in the clusters it covers
+ * (changed under m, read without it: swap_inuse_slots() adds them up),
+ * alone on its cache line: threads that allocate and free in different
+ * clusters touch no line in common, not even a device-wide counter.
+ */
+struct swap_cluster_lock {
+	_Alignas(64) pthread_mutex_t m;
+	_Atomic uint32_t inuse;
+};
+
+/*
+ * One swap device.  Two levels of locks, as swapfile.c details: `lock`
+ * protects the cluster lists, and cluster_locks[] the slot map and counts
+ * of the clusters they cover; `lock` is taken before a cluster lock, never
+ * after, and nothing else is taken while either is held.
  */
 struct swap_info {
 	pthread_mutex_t lock;
+	struct swap_cluster_lock cluster_locks[SWAP_CLUSTER_LOCKS];
 	unsigned type;			/* index in the runtime's device table */
 	uint32_t nr_slots;		/* usable slots (whole clusters) */
 	uint32_t nr_clusters;
-	uint32_t inuse_slots;
-	uint32_t peak_inuse_slots;	/* most slots in use at once */
 	uint8_t *swap_map;		/* use count per slot */
 	struct swap_cluster *clusters;
 	struct swap_cluster_list_head lists[CLUSTER_NR_LISTS];
@@ -142,6 +171,13 @@ struct swap_info {
 	char path[256];			/* for /proc/swaps-like output */
 	int prio;
 	int node;
+	/*
+	 * The most slots in use at once, as seen when a context takes a
+	 * cluster and when swap_peak_inuse_slots() is read: a high that
+	 * lasts less than a cluster's worth of allocations of each context
+	 * may be missed.  Written under `lock`.
+	 */
+	_Atomic uint32_t peak_inuse_slots;
 };
 
 /* swap_map.c: the slot map (pure logic, testable without a file). */
@@ -156,6 +192,10 @@ unsigned swap_slot_count(struct swap_info *si, uint32_t offset);
 /* The highest use count among nr slots from offset (one lock). */
 unsigned swap_slots_max_count(struct swap_info *si, uint32_t offset,
 			      uint32_t nr);
+/* Slots in use now (a sum over the cluster locks, taken by none). */
+uint32_t swap_inuse_slots(struct swap_info *si);
+/* The most slots in use at once so far (see peak_inuse_slots). */
+uint32_t swap_peak_inuse_slots(struct swap_info *si);
 /* Check every invariant of the lists and counts; 0 or -EUCLEAN. */
 int swap_info_validate(struct swap_info *si);
 
@@ -177,9 +217,18 @@ int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
  */
 /* The list a cluster that nobody owns belongs on, by its count. */
 enum swap_cluster_list swap_cluster_list_for(const struct swap_cluster *c);
-/* freed slots of cluster idx became free; caller holds si->lock. */
-void swap_cluster_put_locked(struct swap_info *si, uint32_t idx,
+/*
+ * freed slots of cluster idx became free; the caller holds the cluster's
+ * lock.  True if the cluster must change lists: the caller then drops the
+ * cluster's lock and calls swap_cluster_settle().
+ */
+bool swap_cluster_put_locked(struct swap_info *si, uint32_t idx,
 			     uint32_t freed);
+/* Move cluster idx to the list its count calls for; takes both locks. */
+void swap_cluster_settle(struct swap_info *si, uint32_t idx);
+/* Lock and unlock the lock over cluster idx (after si->lock, if both). */
+void swap_cluster_lock(struct swap_info *si, uint32_t idx);
+void swap_cluster_unlock(struct swap_info *si, uint32_t idx);
 
 /* swap_map.c and swapfile.c: the first slot of cluster idx. */
 static inline uint32_t swap_cluster_base(uint32_t idx)
@@ -192,6 +241,16 @@ static inline void swap_assert_locked(struct swap_info *si)
 {
 	assert(pthread_mutex_trylock(&si->lock) == EBUSY);
 	(void)si;
+}
+
+/* Debug check that the lock over cluster idx is held (by some thread). */
+static inline void swap_assert_cluster_locked(struct swap_info *si,
+					      uint32_t idx)
+{
+	assert(pthread_mutex_trylock(
+		       &si->cluster_locks[idx % SWAP_CLUSTER_LOCKS].m) == EBUSY);
+	(void)si;
+	(void)idx;
 }
 
 /* swap_file.c: device files; page_io.c: their I/O. */

@@ -23,17 +23,19 @@
  * changes a cluster.  swap_info_validate() recounts every cluster from the
  * map.
  *
- * Fork.  The map, the cluster array and si->lock live in shared memory
+ * Fork.  The map, the cluster array and the locks live in shared memory
  * (swap_info_init()), so a child forked from the process counts its slots
  * in the same map, as the kernel's swap_map counts references from every
  * page table: a slot a parent and a child both name has count 2, and is
  * free once both have dropped it.
  *
- * Locking.  si->lock, as swapfile.c describes it (a leaf lock over the
- * map, the clusters and their lists).  Every function here takes it,
- * except swap_info_init() and swap_info_destroy(), which run while no
- * other thread uses si; swap_info_validate_locked() expects it held and
- * asserts it, as swap_cluster_put_locked() does.
+ * Locking, as swapfile.c describes it.  A slot's count is under the lock
+ * of its cluster (swap_cluster_lock()): a free, a dup or a count takes
+ * only that, one cluster at a time.  A free that must move its cluster
+ * to another list drops it and calls swap_cluster_settle(), which takes
+ * si->lock and then the cluster's lock again.  swap_info_init() and
+ * swap_info_destroy() run while no other thread uses si;
+ * swap_info_validate() takes every lock.
  */
 #include <assert.h>
 #include <errno.h>
@@ -54,13 +56,14 @@ void swap_slot_free(struct swap_info *si, uint32_t offset, uint32_t nr)
 {
 	assert(offset <= si->nr_slots && nr <= si->nr_slots - offset);
 
-	prim_mutex_lock(&si->lock);
 	while (nr) {
 		const uint32_t idx = offset >> SWAP_CLUSTER_SHIFT;
 		const uint32_t end = swap_cluster_base(idx + 1);
 		const uint32_t n = nr < end - offset ? nr : end - offset;
 		uint32_t i, freed = 0;
+		bool settle = false;
 
+		swap_cluster_lock(si, idx);
 		for (i = offset; i < offset + n; i++) {
 			uint8_t *p = &si->swap_map[i];
 
@@ -71,20 +74,23 @@ void swap_slot_free(struct swap_info *si, uint32_t offset, uint32_t nr)
 				freed++;
 		}
 		if (freed)
-			swap_cluster_put_locked(si, idx, freed);
+			settle = swap_cluster_put_locked(si, idx, freed);
+		swap_cluster_unlock(si, idx);
+		if (settle)
+			swap_cluster_settle(si, idx);
 		offset += n;
 		nr -= n;
 	}
-	pthread_mutex_unlock(&si->lock);
 }
 
 int swap_slot_dup(struct swap_info *si, uint32_t offset)
 {
+	const uint32_t idx = offset >> SWAP_CLUSTER_SHIFT;
 	uint8_t *p;
 	int err = 0;
 
 	assert(offset < si->nr_slots);
-	prim_mutex_lock(&si->lock);
+	swap_cluster_lock(si, idx);
 	p = &si->swap_map[offset];
 	assert(*p > 0);		/* dup of a free slot */
 	if (*p == 0)
@@ -93,7 +99,7 @@ int swap_slot_dup(struct swap_info *si, uint32_t offset)
 		err = -EOVERFLOW;
 	else
 		++*p;
-	pthread_mutex_unlock(&si->lock);
+	swap_cluster_unlock(si, idx);
 	return err;
 }
 
@@ -101,19 +107,45 @@ unsigned swap_slots_max_count(struct swap_info *si, uint32_t offset,
 			      uint32_t nr)
 {
 	unsigned max = 0;
-	uint32_t i;
+	uint32_t i, idx = CLUSTER_NONE;
 
 	assert(offset <= si->nr_slots && nr <= si->nr_slots - offset);
-	prim_mutex_lock(&si->lock);
-	for (i = offset; i < offset + nr; i++)
+	for (i = offset; i < offset + nr; i++) {
+		if (i >> SWAP_CLUSTER_SHIFT != idx) {
+			if (idx != CLUSTER_NONE)
+				swap_cluster_unlock(si, idx);
+			idx = i >> SWAP_CLUSTER_SHIFT;
+			swap_cluster_lock(si, idx);
+		}
 		max = MAX(max, si->swap_map[i]);
-	pthread_mutex_unlock(&si->lock);
+	}
+	if (idx != CLUSTER_NONE)
+		swap_cluster_unlock(si, idx);
 	return max;
 }
 
 unsigned swap_slot_count(struct swap_info *si, uint32_t offset)
 {
 	return swap_slots_max_count(si, offset, 1);
+}
+
+uint32_t swap_inuse_slots(struct swap_info *si)
+{
+	uint32_t inuse = 0;
+	unsigned i;
+
+	for (i = 0; i < SWAP_CLUSTER_LOCKS; i++)
+		inuse += atomic_load_explicit(&si->cluster_locks[i].inuse,
+					      memory_order_relaxed);
+	return inuse;
+}
+
+uint32_t swap_peak_inuse_slots(struct swap_info *si)
+{
+	uint32_t peak = atomic_load_explicit(&si->peak_inuse_slots,
+					     memory_order_relaxed);
+
+	return MAX(peak, swap_inuse_slots(si));
 }
 
 /*
@@ -163,6 +195,11 @@ int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 	err = prim_shared_mutex_init(&si->lock);
 	if (err)
 		goto err_unmap_clusters;
+	for (i = 0; i < SWAP_CLUSTER_LOCKS; i++) {
+		err = prim_shared_mutex_init(&si->cluster_locks[i].m);
+		if (err)
+			goto err_destroy_locks;
+	}
 
 	/* Zero-filled: count 0, not provisioned.  All on FREE, in order. */
 	for (i = 0; i < si->nr_clusters; i++) {
@@ -181,6 +218,10 @@ int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 	si->lists[CLUSTER_FREE].nr = si->nr_clusters;
 	return 0;
 
+err_destroy_locks:
+	while (i--)
+		pthread_mutex_destroy(&si->cluster_locks[i].m);
+	pthread_mutex_destroy(&si->lock);
 err_unmap_clusters:
 	prim_munmap(si->clusters, (size_t)si->nr_clusters * sizeof(*si->clusters));
 	si->clusters = NULL;
@@ -193,12 +234,16 @@ err_unmap_map:
 /* Undo swap_info_init().  No context may use si any more. */
 void swap_info_destroy(struct swap_info *si)
 {
+	unsigned i;
+
 	if (!si->swap_map)
 		return;
 	prim_munmap(si->clusters, (size_t)si->nr_clusters * sizeof(*si->clusters));
 	prim_munmap(si->swap_map, si->nr_slots);
 	si->clusters = NULL;
 	si->swap_map = NULL;
+	for (i = 0; i < SWAP_CLUSTER_LOCKS; i++)
+		pthread_mutex_destroy(&si->cluster_locks[i].m);
 	pthread_mutex_destroy(&si->lock);
 }
 
@@ -231,6 +276,8 @@ static int swap_info_validate_locked(struct swap_info *si)
 	uint32_t i, l;
 
 	swap_assert_locked(si);
+	for (i = 0; i < SWAP_CLUSTER_LOCKS; i++)
+		swap_assert_cluster_locked(si, i);
 	if (!si->swap_map || !si->clusters || si->nr_clusters == 0 ||
 	    si->nr_slots != swap_cluster_base(si->nr_clusters))
 		return -EUCLEAN;
@@ -247,12 +294,14 @@ static int swap_info_validate_locked(struct swap_info *si)
 		if (c->list == CLUSTER_CURRENT) {
 			if (c->count >= SWAP_CLUSTER_SLOTS)
 				return -EUCLEAN;
-		} else if (c->list != swap_cluster_list_for(c)) {
+		} else if (c->list != swap_cluster_list_for(c) &&
+			   !c->settling) {
+			/* (a free about to move it may have left it behind) */
 			return -EUCLEAN;
 		}
 		inuse += (unsigned)used;
 	}
-	if (inuse != si->inuse_slots)
+	if (inuse != swap_inuse_slots(si))
 		return -EUCLEAN;
 
 	for (l = 0; l < CLUSTER_NR_LISTS; l++) {
@@ -291,15 +340,22 @@ static int swap_info_validate_locked(struct swap_info *si)
 
 /*
  * Recount every cluster from swap_map and check counts, list membership,
- * links and lengths, and inuse_slots.  0 or -EUCLEAN.  O(nr_slots): for
- * tests and debug assertions.
+ * links and lengths, and swap_inuse_slots().  0 or -EUCLEAN.  O(nr_slots): for
+ * tests and debug assertions.  Takes every lock of the device: the only
+ * function that holds more than one cluster lock (in index order).
  */
 int swap_info_validate(struct swap_info *si)
 {
 	int err;
 
+	unsigned i;
+
 	prim_mutex_lock(&si->lock);
+	for (i = 0; i < SWAP_CLUSTER_LOCKS; i++)
+		prim_mutex_lock(&si->cluster_locks[i].m);
 	err = swap_info_validate_locked(si);
+	for (i = SWAP_CLUSTER_LOCKS; i--;)
+		pthread_mutex_unlock(&si->cluster_locks[i].m);
 	pthread_mutex_unlock(&si->lock);
 	return err;
 }

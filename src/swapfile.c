@@ -3,8 +3,8 @@
  * swapfile.c - the swap device's cluster allocator.
  *
  * This rebuilds in user space the allocator half of the kernel's
- * mm/swapfile.c: the 2 MiB clusters and their free / nonfull / full
- * lists, the per-CPU current cluster (here one per allocating context),
+ * mm/swapfile.c: the 2 MiB clusters and their free / nonfull / nearly
+ * full / full lists, the per-CPU current cluster (here one per allocating context),
  * and the discard of freed clusters.  The slot map the clusters summarise
  * (the swap_map of use counts, its set-up, frees and dups) lives in
  * swap_map.c; the I/O half of a device in page_io.c.
@@ -24,14 +24,25 @@
  * context that fills a cluster of its own also keeps its writes sequential
  * in the file and away from the other threads' clusters.
  *
- * Lists.  Every cluster is on exactly one of four lists, doubly linked
+ * Lists.  Every cluster is on exactly one of five lists, doubly linked
  * through cluster indices (4-byte links in one mmap'd array, no pointers):
  *
  *	FREE		count == 0, owned by nobody
- *	NONFULL		0 < count < 512, owned by nobody
+ *	NONFULL		count > 0, SWAP_CLUSTER_REUSE (64) or more slots
+ *			free, owned by nobody
+ *	NEARLY		(nearly full) 1 to 63 slots free, owned by nobody
  *	FULL		count == 512
  *	CURRENT		owned by a context, count < 512 (possibly 0)
  *
+ * Why NEARLY.  A cluster that was full goes back to NONFULL only once a
+ * good part of it is free again.  Programs fault their memory back much
+ * in the order it went out, so frees come oldest first: with one free
+ * slot enough, the oldest cluster would rejoin NONFULL at each free, the
+ * next allocation would take it and fill it at once, and every slot would
+ * cost a cluster change (si->lock, below) and land in another cluster, one
+ * write per slot instead of one per batch.  With the threshold a context
+ * takes a cluster only when it can fill 64 slots or more in a row there.
+  *
  *                 (1) take                      (2) take
  *     +------+ ---------------> +---------+ <------------------ +---------+
  *     | FREE |                  | CURRENT |                     | NONFULL |
@@ -41,16 +52,20 @@
  *      |    |                   (5) | last slot handed out         |    |
  *      |    |                       v                              |    |
  *      |    |   (7) all freed   +---------+   (6) some freed       |    |
- *      |    +------------------ |  FULL   | -----------------------+----+
- *      |                        +---------+                        |
+ *      |    +------------------ |  FULL   | ---------> NEARLY -----+----+
+ *      |                        +---------+   then 64 or more free |
  *      +-----------------------------------------------------------+
  *                          (8) last slot freed
  *
- *	(1), (2)  swap_slot_alloc() -> cluster_take_locked()
+ *	(1), (2)  swap_slot_alloc() -> cluster_take_locked(); also from
+ *		  NEARLY when nothing else has room (step d below)
  *	(3), (4)  swap_alloc_ctx_release(), and swap_slot_alloc() when the
- *		  context's cluster has no run of the order asked for
+ *		  context's cluster has no run of the order asked for (to
+ *		  NEARLY if fewer than 64 slots are free)
  *	(5)	  swap_slot_alloc(): the context drops its full cluster
- *	(6)-(8)	  swap_slot_free() (swap_map.c) -> swap_cluster_put_locked()
+ *	(6)-(8)	  swap_slot_free() (swap_map.c) -> swap_cluster_put_locked(),
+ *		  swap_cluster_settle(); a NEARLY cluster freed to empty
+ *		  goes to FREE as well
  *
  * A CURRENT cluster never moves because of frees: it stays with its owner,
  * even when it becomes empty, until the owner lets it go.
@@ -68,10 +83,11 @@
  *	probed cluster without room for the order is rotated to the tail, so
  *	fragmented clusters sink; for order 0 the head always fits);
  *   c. the head of FREE, passed first to si->provision if never used;
- *   d. every NONFULL cluster not probed in b.  This walk is what a nearly
- *	full or fragmented device pays for an order that has no room: a
- *	count test per cluster, and a map pass (64 words) for those whose
- *	count leaves room; about 0.1-0.3 ms on an 8 GiB device.
+ *   d. every NONFULL cluster not probed in b, then every NEARLY one.  This
+ *	walk is what a nearly full or fragmented
+ *	device pays for an order that has no room: a count test per
+ *	cluster, and a map pass (64 words) for those whose count leaves
+ *	room; about 0.1-0.3 ms on an 8 GiB device.
  *
  * So -ENOSPC is exact: it is returned only when no cluster outside the
  * other contexts' current clusters has a free aligned run of that order.
@@ -93,8 +109,8 @@
  * the cluster between the free and the discard: the discard would destroy
  * it.  So the cluster does not go back to FREE at once.  cluster_settle()
  * parks it: it goes on CURRENT, owned by no context, and its index goes on
- * the discard queue.  Allocation takes clusters only from FREE and NONFULL
- * (and a context's own), and a cluster with no slot in use sees no free or
+ * the discard queue.  Allocation takes clusters only from FREE, NONFULL and
+ * NEARLY (and a context's own), and a cluster with no slot in use sees no free or
  * dup, so nothing touches a parked cluster.  swap_discard_run() takes a
  * cluster off the queue under si->lock, drops the lock for the system
  * call (which can be slow: a hole punch waits for the file's direct I/O in
@@ -120,11 +136,32 @@
  * fails leaves the cluster provisioned as it was; one that is not
  * supported (EOPNOTSUPP) turns parking off for the device.
  *
- * Locking.  si->lock (a leaf lock) protects swap_map, the clusters, the
- * lists, inuse_slots, every swap_alloc_ctx of the device, and the discard
- * queue (here and in swap_map.c).  Every exported function takes it;
- * functions ending in _locked expect it held and assert it.  si->provision
- * is called with it held; si->discard->punch without it.
+ * Locking.  Two levels, as the kernel's per-cluster locks have them since
+ * its swap allocator rework, so that threads filling their own clusters
+ * and faults freeing slots do not meet on one lock:
+ *
+ *	si->lock	the lists (heads, links), which cluster a context
+ *			owns, provisioned, the discard queue;
+ *	cluster lock	a cluster's slots in swap_map and its count
+ *			(swap_cluster_lock(): SWAP_CLUSTER_LOCKS locks,
+ *			cluster i under lock i % SWAP_CLUSTER_LOCKS);
+ *	both		a cluster's list field: read under either.
+ *
+ * si->lock comes first; a thread holds at most one cluster lock (but
+ * swap_info_validate(), which takes them all in order), and takes nothing
+ * else under either.  The slots in use are counted per cluster lock
+ * (struct swap_cluster_lock), under it; swap_inuse_slots() adds them up.
+ *
+ * The common path takes only a cluster lock: an allocation that fits in
+ * the context's current cluster without filling it (the cluster is
+ * CURRENT and the context's, so no list can change under it), and a free
+ * or dup that leaves its cluster where it is.  The rest (taking a new
+ * cluster, the allocation that fills one, a free that moves its cluster)
+ * takes si->lock and then the cluster lock; a free drops its cluster lock
+ * first and checks again once it holds both (swap_cluster_settle()).
+ * Functions ending in _locked expect si->lock held and assert it, and the
+ * cluster lock where they say so.  si->provision is called with si->lock
+ * held; si->discard->punch with neither.
  */
 #include <assert.h>
 #include <errno.h>
@@ -148,7 +185,34 @@ enum swap_cluster_list swap_cluster_list_for(const struct swap_cluster *c)
 		return CLUSTER_FREE;
 	if (c->count == SWAP_CLUSTER_SLOTS)
 		return CLUSTER_FULL;
+	if (c->count > SWAP_CLUSTER_SLOTS - SWAP_CLUSTER_REUSE)
+		return CLUSTER_NEARLY;
 	return CLUSTER_NONFULL;
+}
+
+/*
+ * Count delta more slots in use under the lock of cluster idx, held: a
+ * plain update (no other thread writes it), atomic for the readers.
+ */
+static void cluster_lock_inuse_add(struct swap_info *si, uint32_t idx,
+				   int32_t delta)
+{
+	_Atomic uint32_t *inuse = &si->cluster_locks[idx % SWAP_CLUSTER_LOCKS].inuse;
+
+	atomic_store_explicit(inuse,
+			      atomic_load_explicit(inuse, memory_order_relaxed) +
+				      (uint32_t)delta,
+			      memory_order_relaxed);
+}
+
+void swap_cluster_lock(struct swap_info *si, uint32_t idx)
+{
+	prim_mutex_lock(&si->cluster_locks[idx % SWAP_CLUSTER_LOCKS].m);
+}
+
+void swap_cluster_unlock(struct swap_info *si, uint32_t idx)
+{
+	pthread_mutex_unlock(&si->cluster_locks[idx % SWAP_CLUSTER_LOCKS].m);
 }
 
 /* Unlink cluster idx from the list it is on. */
@@ -171,13 +235,18 @@ static void cluster_list_del(struct swap_info *si, uint32_t idx)
 	c->prev = CLUSTER_NONE;
 }
 
-/* Link the unlinked cluster idx at the head or the tail of list. */
+/*
+ * Link the unlinked cluster idx at the head or the tail of list.  Caller
+ * holds si->lock and the cluster's lock (its list field changes).
+ */
 static void cluster_list_add(struct swap_info *si, uint32_t idx,
 			     enum swap_cluster_list list, bool head)
 {
 	struct swap_cluster *c = &si->clusters[idx];
 	struct swap_cluster_list_head *l = &si->lists[list];
 
+	swap_assert_locked(si);
+	swap_assert_cluster_locked(si, idx);
 	c->list = list;
 	if (l->nr == 0) {
 		c->prev = CLUSTER_NONE;
@@ -208,6 +277,7 @@ static void cluster_add_free_unprovisioned(struct swap_info *si, uint32_t idx)
 	struct swap_cluster *c = &si->clusters[idx];
 	uint32_t prev = CLUSTER_NONE, next = l->head;
 
+	swap_assert_cluster_locked(si, idx);
 	while (next != CLUSTER_NONE && si->clusters[next].provisioned) {
 		prev = next;
 		next = si->clusters[next].next;
@@ -232,7 +302,7 @@ static void cluster_move(struct swap_info *si, uint32_t idx,
 }
 
 /*
- * Put cluster idx, just unlinked from CURRENT or FULL, on the list its
+ * Put cluster idx, just unlinked from CURRENT, FULL or NEARLY, on the list its
  * count calls for: empty ones at the head of FREE (reused first, see "FREE
  * order" above), others at the tail.
  */
@@ -373,15 +443,31 @@ static int cluster_provision_locked(struct swap_info *si, uint32_t idx)
 }
 
 /*
+ * Does cluster idx, not the caller's, have a free aligned run of 2^order
+ * slots?  If so, return true with the cluster's lock held and the run's
+ * offset in *offset; else false, the lock dropped.
+ */
+static bool cluster_lock_run(struct swap_info *si, uint32_t idx,
+			     unsigned order, uint32_t *offset)
+{
+	swap_cluster_lock(si, idx);
+	if (cluster_find_run(si, idx, order, 0, offset))
+		return true;
+	swap_cluster_unlock(si, idx);
+	return false;
+}
+
+/*
  * Take a cluster with a free aligned run of 2^order slots, for a context
  * that has none (steps b, c, d of the allocation).  On success the cluster
- * is on CURRENT, *idx names it and *offset the run.  Returns 0, the
- * provision error, or -ENOSPC.  Caller holds si->lock.
+ * is on CURRENT, its lock held, *idx names it and *offset the run.
+ * Returns 0, the provision error, or -ENOSPC.  Caller holds si->lock.
  */
 static int cluster_take_locked(struct swap_info *si, unsigned order,
 			       uint32_t *idx, uint32_t *offset)
 {
 	struct swap_cluster_list_head *nonfull = &si->lists[CLUSTER_NONFULL];
+	struct swap_cluster_list_head *nearly = &si->lists[CLUSTER_NEARLY];
 	struct swap_cluster_list_head *free_list = &si->lists[CLUSTER_FREE];
 	uint32_t probed = 0, left, i;
 	int err = -ENOSPC;
@@ -393,9 +479,11 @@ static int cluster_take_locked(struct swap_info *si, unsigned order,
 
 	while (probed < SWAP_NONFULL_PROBE && probed < nonfull->nr) {
 		i = nonfull->head;
-		if (cluster_find_run(si, i, order, 0, offset))
+		if (cluster_lock_run(si, i, order, offset))
 			goto take;
+		swap_cluster_lock(si, i);
 		cluster_move(si, i, CLUSTER_NONFULL, false);
+		swap_cluster_unlock(si, i);
 		probed++;
 	}
 
@@ -404,6 +492,8 @@ free_cluster:
 		i = free_list->head;
 		err = cluster_provision_locked(si, i);
 		if (!err) {
+			/* Free: no slot to count or free, nothing to race. */
+			swap_cluster_lock(si, i);
 			*offset = swap_cluster_base(i);
 			goto take;
 		}
@@ -414,7 +504,11 @@ free_cluster:
 	/* The probed clusters were rotated to the tail: walk the others. */
 	left = nonfull->nr - probed;
 	for (i = nonfull->head; left; i = si->clusters[i].next, left--)
-		if (cluster_find_run(si, i, order, 0, offset))
+		if (cluster_lock_run(si, i, order, offset))
+			goto take;
+	/* Then the nearly full. */
+	for (i = nearly->head; i != CLUSTER_NONE; i = si->clusters[i].next)
+		if (cluster_lock_run(si, i, order, offset))
 			goto take;
 	return err;
 
@@ -424,20 +518,78 @@ take:
 	return 0;
 }
 
-/* Hand the context's cluster back to the lists.  Caller holds si->lock. */
+/*
+ * Hand the context's cluster back to the lists.  Caller holds si->lock and
+ * the cluster's lock.
+ */
 static void swap_alloc_ctx_release_locked(struct swap_info *si,
 					  struct swap_alloc_ctx *ctx)
 {
 	uint32_t idx = ctx->cluster;
 
 	swap_assert_locked(si);
-	if (idx == CLUSTER_NONE)
-		return;
 	assert(idx < si->nr_clusters);
 	assert(si->clusters[idx].list == CLUSTER_CURRENT);
 	cluster_list_del(si, idx);
 	cluster_settle(si, idx);
 	ctx->cluster = CLUSTER_NONE;
+}
+
+/*
+ * Count the run of nr slots at off in cluster idx as used.  Caller holds
+ * the cluster's lock.
+ */
+static void cluster_use_run(struct swap_info *si, uint32_t idx, uint32_t off,
+			    uint32_t nr)
+{
+	swap_assert_cluster_locked(si, idx);
+	memset(si->swap_map + off, 1, nr);
+	si->clusters[idx].count += nr;
+	cluster_lock_inuse_add(si, idx, (int32_t)nr);
+}
+
+/*
+ * Note the slots in use now in peak_inuse_slots if more.  Caller holds
+ * si->lock (and perhaps one cluster lock: the sum takes none).
+ */
+static void peak_update_locked(struct swap_info *si)
+{
+	uint32_t inuse = swap_inuse_slots(si);
+
+	swap_assert_locked(si);
+	if (inuse > atomic_load_explicit(&si->peak_inuse_slots,
+					 memory_order_relaxed))
+		atomic_store_explicit(&si->peak_inuse_slots, inuse,
+				      memory_order_relaxed);
+}
+
+/*
+ * The common path: a run in the context's own cluster that leaves the
+ * cluster room, under the cluster's lock alone.  A CURRENT cluster stays
+ * with its owner whatever frees do, so nothing but its slots can change.
+ */
+static bool swap_slot_alloc_fast(struct swap_info *si,
+				 struct swap_alloc_ctx *ctx, unsigned order,
+				 uint32_t *offset)
+{
+	const uint32_t nr = 1u << order, idx = ctx->cluster;
+	uint32_t off;
+	bool ok;
+
+	if (idx == CLUSTER_NONE)
+		return false;
+	assert(idx < si->nr_clusters);
+	swap_cluster_lock(si, idx);
+	assert(si->clusters[idx].list == CLUSTER_CURRENT);
+	ok = si->clusters[idx].count + nr < SWAP_CLUSTER_SLOTS &&
+	     cluster_find_run(si, idx, order, ctx->next, &off);
+	if (ok) {
+		cluster_use_run(si, idx, off, nr);
+		ctx->next = off + nr;
+		*offset = off;
+	}
+	swap_cluster_unlock(si, idx);
+	return ok;
 }
 
 static int swap_slot_alloc_locked(struct swap_info *si,
@@ -454,33 +606,36 @@ static int swap_slot_alloc_locked(struct swap_info *si,
 	       (idx < si->nr_clusters &&
 		si->clusters[idx].list == CLUSTER_CURRENT));
 
-	if (idx == CLUSTER_NONE ||
-	    !cluster_find_run(si, idx, order, ctx->next, &off)) {
+	if (idx != CLUSTER_NONE) {
+		swap_cluster_lock(si, idx);
+		if (cluster_find_run(si, idx, order, ctx->next, &off))
+			goto use;
 		swap_alloc_ctx_release_locked(si, ctx);
-		err = cluster_take_locked(si, order, &idx, &off);
-		if (err)
-			return err;
-		ctx->cluster = idx;
+		swap_cluster_unlock(si, idx);
 	}
+	err = cluster_take_locked(si, order, &idx, &off);
+	if (err)
+		return err;
+	ctx->cluster = idx;
 
+use:	/* the cluster's lock is held */
 	c = &si->clusters[idx];
-	memset(si->swap_map + off, 1, nr);
-	c->count += nr;
-	si->inuse_slots += nr;
-	if (si->inuse_slots > si->peak_inuse_slots)
-		si->peak_inuse_slots = si->inuse_slots;
+	cluster_use_run(si, idx, off, nr);
+	peak_update_locked(si);
 	ctx->next = off + nr;
 	if (c->count == SWAP_CLUSTER_SLOTS) {
 		cluster_move(si, idx, CLUSTER_FULL, false);
 		ctx->cluster = CLUSTER_NONE;
 	}
+	swap_cluster_unlock(si, idx);
 	*offset = off;
 	return 0;
 }
 
 /*
  * Parked cluster idx was discarded (err 0) or not (-errno): put it at the
- * head of FREE, unprovisioned if discarded.  Caller holds si->lock.
+ * head of FREE, unprovisioned if discarded.  Caller holds si->lock and
+ * the cluster's lock.
  */
 static void cluster_unpark_locked(struct swap_info *si, uint32_t idx, int err)
 {
@@ -488,6 +643,7 @@ static void cluster_unpark_locked(struct swap_info *si, uint32_t idx, int err)
 	struct swap_cluster *c = &si->clusters[idx];
 
 	swap_assert_locked(si);
+	swap_assert_cluster_locked(si, idx);
 	assert(c->list == CLUSTER_CURRENT && c->count == 0);
 	if (!err) {
 		c->provisioned = 0;
@@ -532,7 +688,9 @@ static uint32_t discard_run(struct swap_info *si, uint32_t max)
 		err = d->punch(si, idx);
 		assert(err <= 0);
 		prim_mutex_lock(&si->lock);
+		swap_cluster_lock(si, idx);
 		cluster_unpark_locked(si, idx, err);
+		swap_cluster_unlock(si, idx);
 		done++;
 	}
 	pthread_mutex_unlock(&si->lock);
@@ -552,6 +710,8 @@ int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
 	if (order > SWAP_MAX_ORDER)
 		return -EINVAL;
 	discard_run(si, SWAP_DISCARD_BATCH);
+	if (swap_slot_alloc_fast(si, ctx, order, offset))
+		return 0;
 	prim_mutex_lock(&si->lock);
 	err = swap_slot_alloc_locked(si, ctx, order, offset);
 	pthread_mutex_unlock(&si->lock);
@@ -564,23 +724,41 @@ int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
 	return err;
 }
 
-/*
- * freed slots of cluster idx became free: move the cluster to the list its
- * count now calls for, unless a context owns it.  Caller holds si->lock.
- */
-void swap_cluster_put_locked(struct swap_info *si, uint32_t idx,
+bool swap_cluster_put_locked(struct swap_info *si, uint32_t idx,
 			     uint32_t freed)
 {
 	struct swap_cluster *c = &si->clusters[idx];
 
-	swap_assert_locked(si);
+	swap_assert_cluster_locked(si, idx);
 	assert(c->count >= freed && c->list != CLUSTER_FREE);
 	c->count -= freed;
-	si->inuse_slots -= freed;
+	cluster_lock_inuse_add(si, idx, -(int32_t)freed);
 	if (c->list == CLUSTER_CURRENT || c->list == swap_cluster_list_for(c))
-		return;
-	cluster_list_del(si, idx);
-	cluster_settle(si, idx);
+		return false;
+	c->settling++;
+	return true;
+}
+
+/*
+ * The cluster's count changed while only its lock was held, and
+ * swap_cluster_put_locked() counted this call in settling: under both
+ * locks now, it may have moved or changed again (a context took it, more
+ * slots were freed), so check again before moving it.
+ */
+void swap_cluster_settle(struct swap_info *si, uint32_t idx)
+{
+	struct swap_cluster *c = &si->clusters[idx];
+
+	prim_mutex_lock(&si->lock);
+	swap_cluster_lock(si, idx);
+	assert(c->settling > 0);
+	c->settling--;
+	if (c->list != CLUSTER_CURRENT && c->list != swap_cluster_list_for(c)) {
+		cluster_list_del(si, idx);
+		cluster_settle(si, idx);
+	}
+	swap_cluster_unlock(si, idx);
+	pthread_mutex_unlock(&si->lock);
 }
 
 void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx)
@@ -591,7 +769,13 @@ void swap_alloc_ctx_init(struct swap_alloc_ctx *ctx)
 
 void swap_alloc_ctx_release(struct swap_info *si, struct swap_alloc_ctx *ctx)
 {
+	const uint32_t idx = ctx->cluster;
+
+	if (idx == CLUSTER_NONE)
+		return;
 	prim_mutex_lock(&si->lock);
+	swap_cluster_lock(si, idx);
 	swap_alloc_ctx_release_locked(si, ctx);
+	swap_cluster_unlock(si, idx);
 	pthread_mutex_unlock(&si->lock);
 }

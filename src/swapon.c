@@ -610,9 +610,7 @@ static bool recheck_full(struct uswap_runtime *rt)
 
 		if (!atomic_load(&rt->swap_dev_full[k]))
 			continue;
-		prim_mutex_lock(&si->lock);
-		used = si->inuse_slots;
-		pthread_mutex_unlock(&si->lock);
+		used = swap_inuse_slots(si);
 		if (used < si->nr_slots) {
 			device_room(rt, k);
 			any = true;

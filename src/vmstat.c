@@ -151,11 +151,9 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		uint64_t used = 0;
 		unsigned k;
 
-		for (k = 0; k < rt->nr_swap; k++) {
-			prim_mutex_lock(&rt->swap[k].lock);
-			used += (uint64_t)rt->swap[k].inuse_slots << SWAP_SLOT_SHIFT;
-			pthread_mutex_unlock(&rt->swap[k].lock);
-		}
+		for (k = 0; k < rt->nr_swap; k++)
+			used += (uint64_t)swap_inuse_slots(&rt->swap[k])
+				<< SWAP_SLOT_SHIFT;
 		values[USWAP_SWAP_USED_BYTES] = used;
 	}
 	if (n > USWAP_MAX_BYTES)
@@ -288,10 +286,8 @@ static void write_swap_row(struct out *o, struct uswap_runtime *rt, unsigned k)
 	struct swap_dev_stat *st = &rt->swapstat[k];
 	uint64_t used, peak;
 
-	pthread_mutex_lock(&si->lock);
-	used = (uint64_t)si->inuse_slots * (SWAP_SLOT_SIZE / 1024);
-	peak = (uint64_t)si->peak_inuse_slots * (SWAP_SLOT_SIZE / 1024);
-	pthread_mutex_unlock(&si->lock);
+	used = (uint64_t)swap_inuse_slots(si) * (SWAP_SLOT_SIZE / 1024);
+	peak = (uint64_t)swap_peak_inuse_slots(si) * (SWAP_SLOT_SIZE / 1024);
 	out_printf(o, "%s{\"path\": \"%s\", \"type\": \"%s\", "
 		   "\"size_kib\": %llu, \"used_kib\": %llu, "
 		   "\"peak_used_kib\": %llu, \"prio\": %d, \"node\": %d, "

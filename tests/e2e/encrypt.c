@@ -453,7 +453,7 @@ static void plaintext(bool encrypt, bool pool)
 	for (tries = 0; pool && !ctr(USWAP_ZSWPWB) && tries < 500; tries++)
 		usleep(10000);
 	found = scan_device();
-	used = (uint64_t)w.rt->swap[0].inuse_slots;
+	used = (uint64_t)swap_inuse_slots(&w.rt->swap[0]);
 	printf("plaintext %s%s: %llu slots in use, %llu copies of the text on "
 	       "the device; pswpout %llu zswpwb %llu\n", encrypt ? "on" : "off",
 	       pool ? " pool" : "", (unsigned long long)used,

@@ -122,7 +122,7 @@ static void slot_use(uint64_t *inuse, uint64_t *named)
 	pthread_rwlock_rdlock(&rt->op_lock);
 	for (k = 0; k < rt->nr_swap; k++) {
 		prim_mutex_lock(&rt->swap[k].lock);
-		*inuse += rt->swap[k].inuse_slots;
+		*inuse += swap_inuse_slots(&rt->swap[k]);
 		pthread_mutex_unlock(&rt->swap[k].lock);
 	}
 	for (n = 0; n < rt->nr_regions; n++)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The stress and remap tests built with AddressSanitizer+UBSan and with
 # ThreadSanitizer (build/asan, build/tsan), with and without the compressed
-# pool, two fault-injection scenarios, and the fork test; any sanitizer
+# pool, the slot allocator's threads and the page I/O unit tests, two
+# fault-injection scenarios, and the fork test; any sanitizer
 # report fails.  A child after fork
 # starts threads of its own (its runtime carries on): TSan allows that with
 # die_after_fork=0, but its thread registry then trips over the parent's
@@ -13,7 +14,8 @@ for san in asan tsan; do
 	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
 		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork \
 		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt \
-		build/$san/tests/unit/crypt >/dev/null || exit 1
+		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
+		build/$san/tests/unit/page_io >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
 	build/$san/tests/e2e/stress --size 64M --max 8M --threads 3 --ops 2000 --expect-swap || { echo "$san: stress failed"; exit 1; }
 	build/$san/tests/e2e/stress --size 64M --max 8M --folio 4K --threads 2 --ops 2000 --expect-swap || { echo "$san: stress 4K failed"; exit 1; }
@@ -22,6 +24,10 @@ for san in asan tsan; do
 	USWAP_ZSWAP=zstd USWAP_ZSWAP_UNIT=page USWAP_SWAP=none USWAP_ZSWAP_MAX=80 \
 		build/$san/tests/e2e/stress --size 32M --max 8M --folio 16K --threads 2 --ops 2000 --expect-swap ||
 		{ echo "$san: stress with zswap and no swap file failed"; exit 1; }
+	# The slot allocator's two levels of locks: threads that allocate,
+	# free, dup and free each other's slots; discards racing frees.
+	build/$san/tests/unit/swapfile_threads >/dev/null || { echo "$san: unit swapfile_threads failed"; exit 1; }
+	build/$san/tests/unit/page_io >/dev/null || { echo "$san: unit page_io failed"; exit 1; }
 	build/$san/tests/e2e/remap || { echo "$san: remap failed"; exit 1; }
 	build/$san/tests/e2e/readahead || { echo "$san: readahead failed"; exit 1; }
 	# Reads that fail their checksum (SIGBUS in the program), and a

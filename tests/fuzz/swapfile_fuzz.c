@@ -222,7 +222,7 @@ static void check_all(void)
 	unsigned nr_owned = 0;
 
 	CHECK(!memcmp(si->swap_map, fz.counts, si->nr_slots));
-	CHECK(si->inuse_slots == fz.inuse);
+	CHECK(swap_inuse_slots(si) == fz.inuse);
 	CHECK(swap_info_validate(si) == 0);
 	for (unsigned i = 0; i < fz.nr_ctx; i++) {
 		uint32_t c = fz.ctx[i].cluster;
@@ -522,7 +522,7 @@ static void drain(void)
 		op_release(i);
 	swap_discard_run(&fz.si);
 	check_all();
-	CHECK(fz.si.inuse_slots == 0);
+	CHECK(swap_inuse_slots(&fz.si) == 0);
 	CHECK(fz.si.lists[CLUSTER_FREE].nr == fz.si.nr_clusters);
 }
 

@@ -620,8 +620,8 @@ static void test_discard(void)
 	swap_slot_free(&si, c[0] << SWAP_CLUSTER_SHIFT, SWAP_CLUSTER_SLOTS);
 	swap_slot_free(&si, c[3] << SWAP_CLUSTER_SHIFT, SWAP_CLUSTER_SLOTS);
 	swap_alloc_ctx_release(&si, &ctx);
-	if (si.inuse_slots)
-		t_fail("%u slots still in use", si.inuse_slots);
+	if (swap_inuse_slots(&si))
+		t_fail("%u slots still in use", swap_inuse_slots(&si));
 	dev_close(&si);
 	swap_io_destroy(io);
 	free(buf);
@@ -807,8 +807,8 @@ static void test_discard_race(void)
 	atomic_store(&race_stop, true);
 	pthread_join(disc, NULL);
 	swap_discard_run(&si);
-	if (si.inuse_slots)
-		t_fail("race: %u slots still in use", si.inuse_slots);
+	if (swap_inuse_slots(&si))
+		t_fail("race: %u slots still in use", swap_inuse_slots(&si));
 	fprintf(stderr, "race: %" PRIu64 " clusters discarded\n",
 		swap_discard_count(&si));
 	if (!swap_discard_count(&si))

@@ -20,8 +20,8 @@
  *    caller's own cluster counts: it gives its cluster back and retries).
  *
  * Also: device sizes (rounding, -EINVAL, the SWP_MAX_SLOTS cap), fill with
- * order 0 then free all, use count overflow, the provision() callback, and
- * two threads allocating at once.  Usage: swapfile [SEED]; 0 pass, 1 fail.
+ * order 0 then free all, use count overflow, and the provision() callback
+ * (threads: swapfile_threads.c).  Usage: swapfile [SEED]; 0 pass, 1 fail.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -186,8 +186,8 @@ static void model_check(struct model *m)
 
 	check(memcmp(m->counts, si->swap_map, si->nr_slots) == 0,
 	      "swap_map differs from the model");
-	check(si->inuse_slots == m->inuse, "inuse_slots %u, model %" PRIu64,
-	      si->inuse_slots, m->inuse);
+	check(swap_inuse_slots(si) == m->inuse, "inuse_slots %u, model %" PRIu64,
+	      swap_inuse_slots(si), m->inuse);
 	err = swap_info_validate(si);
 	check(err == 0, "swap_info_validate: %d", err);
 	for (i = 0; i < NR_CTX; i++) {
@@ -468,9 +468,9 @@ static void test_fill(uint32_t nr_clusters)
 	}
 	model_check(&m);
 	step_what = "filled";
-	check(m.si.inuse_slots == m.si.nr_slots &&
+	check(swap_inuse_slots(&m.si) == m.si.nr_slots &&
 	      m.si.lists[CLUSTER_FULL].nr == nr_clusters,
-	      "device not full: %u of %u slots", m.si.inuse_slots,
+	      "device not full: %u of %u slots", swap_inuse_slots(&m.si),
 	      m.si.nr_slots);
 	check(m.ctx[0].cluster == CLUSTER_NONE &&
 	      m.ctx[1].cluster == CLUSTER_NONE, "contexts kept full clusters");
@@ -510,7 +510,7 @@ static void test_fill(uint32_t nr_clusters)
 	m.nr_h = 0;
 	model_check(&m);
 	step_what = "emptied";
-	check(m.si.inuse_slots == 0 &&
+	check(swap_inuse_slots(&m.si) == 0 &&
 	      m.si.lists[CLUSTER_FREE].nr == nr_clusters,
 	      "%u of %u clusters free after freeing everything",
 	      m.si.lists[CLUSTER_FREE].nr, nr_clusters);
@@ -551,7 +551,7 @@ static void test_provision(void)
 	      !si->clusters[0].provisioned &&
 	      si->lists[CLUSTER_FREE].nr == 3 &&
 	      si->lists[CLUSTER_FREE].head == 0 &&
-	      m.ctx[0].cluster == CLUSTER_NONE && si->inuse_slots == 0,
+	      m.ctx[0].cluster == CLUSTER_NONE && swap_inuse_slots(si) == 0,
 	      "failed provision changed the device");
 	model_check(&m);
 
@@ -588,7 +588,7 @@ static void test_provision(void)
 			eb = step_alloc(&m, 1, 0);
 			model_check(&m);
 		}
-		check(si->inuse_slots == si->nr_slots, "refill %u", i);
+		check(swap_inuse_slots(si) == si->nr_slots, "refill %u", i);
 		while (m.nr_h) {
 			step_nr++;
 			step_free(&m, rnd_below(m.nr_h), true);
@@ -618,6 +618,51 @@ static void test_reuse(void)
 	      m.prov_ok[1] == 0, "a new cluster was provisioned");
 	model_check(&m);
 	model_fini(&m);
+}
+
+/*
+ * Frees in allocation order (a program faulting its memory back in the
+ * order it went out): a cluster that was full is reused only once
+ * SWAP_CLUSTER_REUSE of its slots are free, so a context changes clusters
+ * once per 64 slots or fewer, not at every slot.
+ */
+static void test_fifo(void)
+{
+	enum { HELD = 2 * SWAP_CLUSTER_SLOTS, ROUNDS = 16 * SWAP_CLUSTER_SLOTS };
+	static uint32_t queue[HELD];
+	struct swap_alloc_ctx ctx;
+	struct swap_info si;
+	uint32_t off, head = 0, switches = 0, last = CLUSTER_NONE, i;
+
+	step_what = "fifo";
+	check(swap_info_init(&si, 0, 8 * SWAP_CLUSTER_BYTES) == 0, "init");
+	swap_alloc_ctx_init(&ctx);
+	for (i = 0; i < HELD + ROUNDS; i++) {
+		if (i >= HELD) {
+			swap_slot_free(&si, queue[head % HELD], 1);
+			head++;
+		}
+		check(swap_slot_alloc(&si, &ctx, 0, &off) == 0, "alloc %u", i);
+		queue[i % HELD] = off;
+		if (off >> SWAP_CLUSTER_SHIFT != last)
+			switches++;
+		last = off >> SWAP_CLUSTER_SHIFT;
+		if (i == HELD) {
+			/* The first free left cluster 0 nearly full. */
+			check(si.clusters[0].list == CLUSTER_NEARLY &&
+			      si.clusters[0].count == SWAP_CLUSTER_SLOTS - 1,
+			      "cluster 0 after one free: list %u count %u",
+			      si.clusters[0].list, si.clusters[0].count);
+		}
+	}
+	check(switches <= (HELD + ROUNDS) / SWAP_CLUSTER_REUSE + 8,
+	      "%u cluster changes for %u allocations", switches,
+	      HELD + ROUNDS);
+	check(swap_info_validate(&si) == 0, "device invalid");
+	printf("swapfile: fifo: %u cluster changes for %u allocations\n",
+	       switches, HELD + ROUNDS);
+	swap_alloc_ctx_release(&si, &ctx);
+	swap_info_destroy(&si);
 }
 
 /* Sizes, argument checks, and the use count ceiling. */
@@ -671,90 +716,6 @@ static void test_edges(void)
 	model_fini(&m);
 }
 
-struct thread_arg {
-	struct swap_info *si;
-	uint64_t seed;
-	unsigned long ops;
-	int err;
-};
-
-/* One thread's private mix of allocations and frees on a shared device. */
-static void *thread_main(void *p)
-{
-	struct thread_arg *a = p;
-	struct swap_alloc_ctx ctx;
-	struct handle *h = calloc(4096, sizeof(*h));
-	uint64_t s = a->seed;
-	unsigned long n;
-	size_t nr_h = 0;
-
-	if (!h) {
-		a->err = -ENOMEM;
-		return NULL;
-	}
-	swap_alloc_ctx_init(&ctx);
-	for (n = 0; n < a->ops; n++) {
-		uint32_t off;
-		unsigned order;
-
-		s = s * 6364136223846793005ull + 1442695040888963407ull;
-		order = (unsigned)(s >> 59) % 5;
-		if (nr_h < 4096 && ((s >> 40) & 1 || nr_h == 0)) {
-			int err = swap_slot_alloc(a->si, &ctx, order, &off);
-
-			if (err == 0) {
-				h[nr_h].off = off;
-				h[nr_h++].nr = 1u << order;
-			} else if (err != -ENOSPC) {
-				a->err = err;
-				break;
-			}
-		} else {
-			size_t i = (size_t)((s >> 20) % nr_h);
-
-			swap_slot_free(a->si, h[i].off, h[i].nr);
-			h[i] = h[--nr_h];
-		}
-		if (n % 4096 == 0 && swap_info_validate(a->si)) {
-			a->err = -EUCLEAN;
-			break;
-		}
-	}
-	while (nr_h) {
-		nr_h--;
-		swap_slot_free(a->si, h[nr_h].off, h[nr_h].nr);
-	}
-	swap_alloc_ctx_release(a->si, &ctx);
-	free(h);
-	return NULL;
-}
-
-static void test_threads(unsigned long ops)
-{
-	struct swap_info si;
-	struct thread_arg a[2];
-	pthread_t t[2];
-	unsigned i;
-
-	step_what = "threads";
-	check(swap_info_init(&si, 0, 8 * SWAP_CLUSTER_BYTES) == 0, "init");
-	for (i = 0; i < 2; i++) {
-		a[i].si = &si;
-		a[i].seed = rnd();
-		a[i].ops = ops;
-		a[i].err = 0;
-		check(pthread_create(&t[i], NULL, thread_main, &a[i]) == 0,
-		      "pthread_create");
-	}
-	for (i = 0; i < 2; i++) {
-		pthread_join(t[i], NULL);
-		check(a[i].err == 0, "thread %u: %d", i, a[i].err);
-	}
-	check(swap_info_validate(&si) == 0 && si.inuse_slots == 0 &&
-	      si.lists[CLUSTER_FREE].nr == 8, "device after the threads");
-	swap_info_destroy(&si);
-}
-
 int main(int argc, char **argv)
 {
 	struct timespec t0, t1;
@@ -777,11 +738,11 @@ int main(int argc, char **argv)
 	test_edges();
 	test_provision();
 	test_reuse();
+	test_fifo();
 	test_fill(64);
 	test_random(1, 40000 / SLOW);
 	test_random(3, 60000 / SLOW);
 	test_random(64, 100000 / SLOW);
-	test_threads(50000);
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) +

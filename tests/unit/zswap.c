@@ -42,7 +42,7 @@ static void fill_page(void *p, uint64_t f, unsigned k, uint64_t v)
 
 static int check_page(const void *p, uint64_t f, unsigned k, uint64_t v)
 {
-	static __thread char buf[T_PAGE];
+	static __thread _Alignas(64) char buf[T_PAGE];
 
 	fill_page(buf, f, k, v);
 	return memcmp(p, buf, T_PAGE);
@@ -105,8 +105,8 @@ static void teardown(struct fixture *fx)
 	zswap_destroy(fx->zs);
 	if (swap_info_validate(&fx->si))
 		t_fail("slot map invalid after the test");
-	if (fx->si.inuse_slots)
-		t_fail("%u slots still in use", fx->si.inuse_slots);
+	if (swap_inuse_slots(&fx->si))
+		t_fail("%u slots still in use", swap_inuse_slots(&fx->si));
 	swap_file_close(&fx->si);
 	swap_info_destroy(&fx->si);
 	free(fx->data);
