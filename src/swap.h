@@ -59,6 +59,7 @@ static inline uint32_t swp_offset(swp_entry_t e)
 enum swap_cluster_list {
 	CLUSTER_FREE,		/* no slot used */
 	CLUSTER_NONFULL,	/* some slots used, SWAP_CLUSTER_REUSE or more free */
+	CLUSTER_FRAG,		/* as NONFULL, but a large folio found no run */
 	CLUSTER_NEARLY,		/* fewer than SWAP_CLUSTER_REUSE free, not full */
 	CLUSTER_FULL,		/* every slot used */
 	CLUSTER_CURRENT,	/* owned by an allocating context */
@@ -217,6 +218,8 @@ int swap_slot_alloc(struct swap_info *si, struct swap_alloc_ctx *ctx,
  */
 /* The list a cluster that nobody owns belongs on, by its count. */
 enum swap_cluster_list swap_cluster_list_for(const struct swap_cluster *c);
+/* Is a cluster that nobody owns on a list its count allows (FRAG too)? */
+bool swap_cluster_list_ok(const struct swap_cluster *c);
 /*
  * freed slots of cluster idx became free; the caller holds the cluster's
  * lock.  True if the cluster must change lists: the caller then drops the

@@ -294,8 +294,7 @@ static int swap_info_validate_locked(struct swap_info *si)
 		if (c->list == CLUSTER_CURRENT) {
 			if (c->count >= SWAP_CLUSTER_SLOTS)
 				return -EUCLEAN;
-		} else if (c->list != swap_cluster_list_for(c) &&
-			   !c->settling) {
+		} else if (!swap_cluster_list_ok(c) && !c->settling) {
 			/* (a free about to move it may have left it behind) */
 			return -EUCLEAN;
 		}

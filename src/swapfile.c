@@ -3,8 +3,8 @@
  * swapfile.c - the swap device's cluster allocator.
  *
  * This rebuilds in user space the allocator half of the kernel's
- * mm/swapfile.c: the 2 MiB clusters and their free / nonfull / nearly
- * full / full lists, the per-CPU current cluster (here one per allocating context),
+ * mm/swapfile.c: the 2 MiB clusters and their free / nonfull / fragmented /
+ * nearly full / full lists, the per-CPU current cluster (here one per allocating context),
  * and the discard of freed clusters.  The slot map the clusters summarise
  * (the swap_map of use counts, its set-up, frees and dups) lives in
  * swap_map.c; the I/O half of a device in page_io.c.
@@ -24,12 +24,14 @@
  * context that fills a cluster of its own also keeps its writes sequential
  * in the file and away from the other threads' clusters.
  *
- * Lists.  Every cluster is on exactly one of five lists, doubly linked
+ * Lists.  Every cluster is on exactly one of six lists, doubly linked
  * through cluster indices (4-byte links in one mmap'd array, no pointers):
  *
  *	FREE		count == 0, owned by nobody
  *	NONFULL		count > 0, SWAP_CLUSTER_REUSE (64) or more slots
  *			free, owned by nobody
+ *	FRAG		(fragmented) as NONFULL, but a large folio looked
+ *			for a run in it and found none
  *	NEARLY		(nearly full) 1 to 63 slots free, owned by nobody
  *	FULL		count == 512
  *	CURRENT		owned by a context, count < 512 (possibly 0)
@@ -42,7 +44,16 @@
  * cost a cluster change (si->lock, below) and land in another cluster, one
  * write per slot instead of one per batch.  With the threshold a context
  * takes a cluster only when it can fill 64 slots or more in a row there.
-  *
+ *
+ * Why FRAG.  Large folios need aligned runs, which frees in random order
+ * break up: a cluster with many free slots may have no run of 16.  Such a
+ * cluster leaves NONFULL for FRAG the first time a large folio probes it
+ * in vain, so that large folios stop probing it, and order-0 allocations
+ * take FRAG clusters first, filling their holes and leaving free clusters
+ * and runs to the large folios (the kernel's frag_clusters do the same).
+ * Frees leave a FRAG cluster there (unless they empty it); it goes back
+ * to NONFULL when the context that fills it lets it go.
+ *
  *                 (1) take                      (2) take
  *     +------+ ---------------> +---------+ <------------------ +---------+
  *     | FREE |                  | CURRENT |                     | NONFULL |
@@ -58,7 +69,8 @@
  *                          (8) last slot freed
  *
  *	(1), (2)  swap_slot_alloc() -> cluster_take_locked(); also from
- *		  NEARLY when nothing else has room (step d below)
+ *		  FRAG (first for order 0) and NEARLY (when nothing else has
+ *		  room, step d below); NONFULL -> FRAG in step b
  *	(3), (4)  swap_alloc_ctx_release(), and swap_slot_alloc() when the
  *		  context's cluster has no run of the order asked for (to
  *		  NEARLY if fewer than 64 slots are free)
@@ -79,15 +91,16 @@
  *	slot under the cursor: O(1) amortised, a cluster scan (512 bytes) at
  *	worst, never a scan of the whole map;
  *   b. otherwise the context hands its cluster back (4) and takes another
- *	(1, 2): up to SWAP_NONFULL_PROBE clusters from the head of NONFULL (a
- *	probed cluster without room for the order is rotated to the tail, so
- *	fragmented clusters sink; for order 0 the head always fits);
+ *	(1, 2): for order 0 the head of FRAG, else of NONFULL (both always
+ *	fit); for a larger order up to SWAP_NONFULL_PROBE clusters from the
+ *	head of NONFULL, a probed cluster without room for the order moving
+ *	to FRAG;
  *   c. the head of FREE, passed first to si->provision if never used;
- *   d. every NONFULL cluster not probed in b, then every NEARLY one.  This
- *	walk is what a nearly full or fragmented
- *	device pays for an order that has no room: a count test per
- *	cluster, and a map pass (64 words) for those whose count leaves
- *	room; about 0.1-0.3 ms on an 8 GiB device.
+ *   d. every NONFULL cluster left, then every FRAG one, then every NEARLY
+ *	one.  This walk is what a nearly full or fragmented device pays for
+ *	an order that has no room: a lock and a count test per cluster, and
+ *	a map pass (64 words) for those whose count leaves room; about
+ *	0.1-0.3 ms on an 8 GiB device.
  *
  * So -ENOSPC is exact: it is returned only when no cluster outside the
  * other contexts' current clusters has a free aligned run of that order.
@@ -188,6 +201,14 @@ enum swap_cluster_list swap_cluster_list_for(const struct swap_cluster *c)
 	if (c->count > SWAP_CLUSTER_SLOTS - SWAP_CLUSTER_REUSE)
 		return CLUSTER_NEARLY;
 	return CLUSTER_NONFULL;
+}
+
+bool swap_cluster_list_ok(const struct swap_cluster *c)
+{
+	const enum swap_cluster_list list = swap_cluster_list_for(c);
+
+	return c->list == list ||
+	       (c->list == CLUSTER_FRAG && list == CLUSTER_NONFULL);
 }
 
 /*
@@ -302,9 +323,9 @@ static void cluster_move(struct swap_info *si, uint32_t idx,
 }
 
 /*
- * Put cluster idx, just unlinked from CURRENT, FULL or NEARLY, on the list its
- * count calls for: empty ones at the head of FREE (reused first, see "FREE
- * order" above), others at the tail.
+ * Put cluster idx, just unlinked from CURRENT or another list, on the list
+ * its count calls for: empty ones at the head of FREE (reused first, see
+ * "FREE order" above), others at the tail.
  */
 static void cluster_settle(struct swap_info *si, uint32_t idx)
 {
@@ -467,9 +488,10 @@ static int cluster_take_locked(struct swap_info *si, unsigned order,
 			       uint32_t *idx, uint32_t *offset)
 {
 	struct swap_cluster_list_head *nonfull = &si->lists[CLUSTER_NONFULL];
+	struct swap_cluster_list_head *frag = &si->lists[CLUSTER_FRAG];
 	struct swap_cluster_list_head *nearly = &si->lists[CLUSTER_NEARLY];
 	struct swap_cluster_list_head *free_list = &si->lists[CLUSTER_FREE];
-	uint32_t probed = 0, left, i;
+	uint32_t probed = 0, i;
 	int err = -ENOSPC;
 
 	swap_assert_locked(si);
@@ -477,12 +499,19 @@ static int cluster_take_locked(struct swap_info *si, unsigned order,
 	if (order == SWAP_MAX_ORDER)
 		goto free_cluster;
 
-	while (probed < SWAP_NONFULL_PROBE && probed < nonfull->nr) {
+	/* Order 0: any slot does, fill the holes first (see "Why FRAG"). */
+	if (order == 0 && (frag->nr || nonfull->nr)) {
+		i = frag->nr ? frag->head : nonfull->head;
+		if (cluster_lock_run(si, i, 0, offset))
+			goto take;
+		assert(!"a FRAG or NONFULL cluster without a free slot");
+	}
+	while (order && probed < SWAP_NONFULL_PROBE && nonfull->nr) {
 		i = nonfull->head;
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
 		swap_cluster_lock(si, i);
-		cluster_move(si, i, CLUSTER_NONFULL, false);
+		cluster_move(si, i, CLUSTER_FRAG, false);
 		swap_cluster_unlock(si, i);
 		probed++;
 	}
@@ -501,9 +530,11 @@ free_cluster:
 	if (order == SWAP_MAX_ORDER)
 		return err;
 
-	/* The probed clusters were rotated to the tail: walk the others. */
-	left = nonfull->nr - probed;
-	for (i = nonfull->head; left; i = si->clusters[i].next, left--)
+	/* The probed clusters went to FRAG: walk the others, then FRAG. */
+	for (i = nonfull->head; i != CLUSTER_NONE; i = si->clusters[i].next)
+		if (cluster_lock_run(si, i, order, offset))
+			goto take;
+	for (i = frag->head; i != CLUSTER_NONE; i = si->clusters[i].next)
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
 	/* Then the nearly full. */
@@ -733,7 +764,7 @@ bool swap_cluster_put_locked(struct swap_info *si, uint32_t idx,
 	assert(c->count >= freed && c->list != CLUSTER_FREE);
 	c->count -= freed;
 	cluster_lock_inuse_add(si, idx, -(int32_t)freed);
-	if (c->list == CLUSTER_CURRENT || c->list == swap_cluster_list_for(c))
+	if (c->list == CLUSTER_CURRENT || swap_cluster_list_ok(c))
 		return false;
 	c->settling++;
 	return true;
@@ -753,7 +784,7 @@ void swap_cluster_settle(struct swap_info *si, uint32_t idx)
 	swap_cluster_lock(si, idx);
 	assert(c->settling > 0);
 	c->settling--;
-	if (c->list != CLUSTER_CURRENT && c->list != swap_cluster_list_for(c)) {
+	if (c->list != CLUSTER_CURRENT && !swap_cluster_list_ok(c)) {
 		cluster_list_del(si, idx);
 		cluster_settle(si, idx);
 	}

@@ -665,6 +665,59 @@ static void test_fifo(void)
 	swap_info_destroy(&si);
 }
 
+/*
+ * A cluster where a large folio found no run goes to FRAG: large folios
+ * stop probing it, and order-0 allocations fill it before they take a free
+ * cluster, which stays whole for the large ones.
+ */
+static void test_frag(void)
+{
+	struct swap_alloc_ctx ctx[2];
+	struct swap_info si;
+	uint32_t off, i;
+
+	step_what = "frag";
+	check(swap_info_init(&si, 0, 4 * SWAP_CLUSTER_BYTES) == 0, "init");
+	swap_alloc_ctx_init(&ctx[0]);
+	swap_alloc_ctx_init(&ctx[1]);
+	/* Fill clusters 0 and 1, then free every other slot of both. */
+	for (i = 0; i < 2 * SWAP_CLUSTER_SLOTS; i++)
+		check(swap_slot_alloc(&si, &ctx[0], 0, &off) == 0 && off == i,
+		      "fill: slot %u at %u", i, off);
+	for (i = 0; i < 2 * SWAP_CLUSTER_SLOTS; i += 2)
+		swap_slot_free(&si, i, 1);
+	check(si.clusters[0].list == CLUSTER_NONFULL &&
+	      si.clusters[1].list == CLUSTER_NONFULL, "holed clusters: lists %u %u",
+	      si.clusters[0].list, si.clusters[1].list);
+	/* A 16K folio probes both in vain and takes cluster 2. */
+	check(swap_slot_alloc(&si, &ctx[1], 2, &off) == 0 &&
+	      off == swap_cluster_base(2), "order 2: %u", off);
+	check(si.clusters[0].list == CLUSTER_FRAG &&
+	      si.clusters[1].list == CLUSTER_FRAG &&
+	      si.lists[CLUSTER_FRAG].nr == 2, "probed clusters not on FRAG");
+	/* Order 0 takes a FRAG cluster, not cluster 3, which is free. */
+	swap_alloc_ctx_release(&si, &ctx[0]);
+	check(swap_slot_alloc(&si, &ctx[0], 0, &off) == 0 && off < 1024 &&
+	      off % 2 == 0, "order 0 from FRAG: %u", off);
+	check(si.clusters[3].list == CLUSTER_FREE, "cluster 3 taken");
+	/* Frees leave a FRAG cluster there; emptying it frees it. */
+	for (i = 0; i < SWAP_CLUSTER_SLOTS; i++)
+		if (si.swap_map[swap_cluster_base(1) + i])
+			swap_slot_free(&si, swap_cluster_base(1) + i, 1);
+	check(si.clusters[1].list == CLUSTER_FREE, "emptied FRAG cluster on %u",
+	      si.clusters[1].list);
+	/* The large folio's context fills cluster 2, then gets cluster 1. */
+	for (i = 1; i < SWAP_CLUSTER_SLOTS / 4; i++)
+		check(swap_slot_alloc(&si, &ctx[1], 2, &off) == 0 &&
+		      off == swap_cluster_base(2) + 4 * i, "fill 2: %u", off);
+	check(swap_slot_alloc(&si, &ctx[1], 2, &off) == 0 &&
+	      off >> SWAP_CLUSTER_SHIFT == 1, "after cluster 2: %u", off);
+	check(swap_info_validate(&si) == 0, "device invalid");
+	swap_alloc_ctx_release(&si, &ctx[0]);
+	swap_alloc_ctx_release(&si, &ctx[1]);
+	swap_info_destroy(&si);
+}
+
 /* Sizes, argument checks, and the use count ceiling. */
 static void test_edges(void)
 {
@@ -739,6 +792,7 @@ int main(int argc, char **argv)
 	test_provision();
 	test_reuse();
 	test_fifo();
+	test_frag();
 	test_fill(64);
 	test_random(1, 40000 / SLOW);
 	test_random(3, 60000 / SLOW);
