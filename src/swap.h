@@ -97,7 +97,7 @@ struct swap_alloc_ctx {
 
 /*
  * A cluster that was full is taken for allocation again only once this many
- * of its slots are free (swapfile.c, "Why nearly").
+ * of its slots are free (swapfile.c, "Why NEARLY").
  */
 #define SWAP_CLUSTER_REUSE	64
 
@@ -173,10 +173,11 @@ struct swap_info {
 	int prio;
 	int node;
 	/*
-	 * The most slots in use at once, as seen when a context takes a
-	 * cluster and when swap_peak_inuse_slots() is read: a high that
-	 * lasts less than a cluster's worth of allocations of each context
-	 * may be missed.  Written under `lock`.
+	 * The most slots in use at once, as seen by each allocation that
+	 * takes `lock` (a context changing or filling its cluster) and when
+	 * swap_peak_inuse_slots() is read: a high that lasts less than a
+	 * cluster's worth of allocations of each context may be missed.
+	 * Written under `lock`.
 	 */
 	_Atomic uint32_t peak_inuse_slots;
 };

@@ -339,15 +339,14 @@ static int swap_info_validate_locked(struct swap_info *si)
 
 /*
  * Recount every cluster from swap_map and check counts, list membership,
- * links and lengths, and swap_inuse_slots().  0 or -EUCLEAN.  O(nr_slots): for
- * tests and debug assertions.  Takes every lock of the device: the only
- * function that holds more than one cluster lock (in index order).
+ * links and lengths, and swap_inuse_slots().  0 or -EUCLEAN.  O(nr_slots):
+ * for tests and debug assertions.  Takes every lock of the device: the
+ * only function that holds more than one cluster lock (in index order).
  */
 int swap_info_validate(struct swap_info *si)
 {
-	int err;
-
 	unsigned i;
+	int err;
 
 	prim_mutex_lock(&si->lock);
 	for (i = 0; i < SWAP_CLUSTER_LOCKS; i++)

@@ -4,10 +4,10 @@
  *
  * This rebuilds in user space the allocator half of the kernel's
  * mm/swapfile.c: the 2 MiB clusters and their free / nonfull / fragmented /
- * nearly full / full lists, the per-CPU current cluster (here one per allocating context),
- * and the discard of freed clusters.  The slot map the clusters summarise
- * (the swap_map of use counts, its set-up, frees and dups) lives in
- * swap_map.c; the I/O half of a device in page_io.c.
+ * nearly full / full lists, the per-CPU current cluster (here one per
+ * allocating context), and the discard of freed clusters.  The slot map
+ * the clusters summarise (the swap_map of use counts, its set-up, frees
+ * and dups) lives in swap_map.c; the I/O half of a device in page_io.c.
  *
  * Slots.  A device is an array of 4 KiB slots, each with a use count in
  * swap_map[] (swap_map.c): 0 is free.  swap_slot_alloc() hands out free
@@ -76,8 +76,8 @@
  *		  NEARLY if fewer than 64 slots are free)
  *	(5)	  swap_slot_alloc(): the context drops its full cluster
  *	(6)-(8)	  swap_slot_free() (swap_map.c) -> swap_cluster_put_locked(),
- *		  swap_cluster_settle(); a NEARLY cluster freed to empty
- *		  goes to FREE as well
+ *		  swap_cluster_settle(); a FRAG or NEARLY cluster freed to
+ *		  empty goes to FREE as well
  *
  * A CURRENT cluster never moves because of frees: it stays with its owner,
  * even when it becomes empty, until the owner lets it go.
@@ -122,13 +122,13 @@
  * the cluster between the free and the discard: the discard would destroy
  * it.  So the cluster does not go back to FREE at once.  cluster_settle()
  * parks it: it goes on CURRENT, owned by no context, and its index goes on
- * the discard queue.  Allocation takes clusters only from FREE, NONFULL and
- * NEARLY (and a context's own), and a cluster with no slot in use sees no free or
- * dup, so nothing touches a parked cluster.  swap_discard_run() takes a
- * cluster off the queue under si->lock, drops the lock for the system
- * call (which can be slow: a hole punch waits for the file's direct I/O in
- * flight, a discard for the device), then retakes it to clear provisioned
- * and push the cluster at the head of FREE.  Every allocation in that
+ * the discard queue.  Allocation takes clusters only from FREE, NONFULL,
+ * FRAG and NEARLY (and a context's own), and a cluster with no slot in use
+ * sees no free or dup, so nothing touches a parked cluster.
+ * swap_discard_run() takes a cluster off the queue under si->lock, drops
+ * the lock for the system call (which can be slow: a hole punch waits for
+ * the file's direct I/O in flight, a discard for the device), then retakes
+ * it to clear provisioned and push the cluster at the head of FREE.  Every allocation in that
  * cluster is therefore made after the discard returned, and every write
  * after that allocation:
  *
@@ -218,7 +218,8 @@ bool swap_cluster_list_ok(const struct swap_cluster *c)
 static void cluster_lock_inuse_add(struct swap_info *si, uint32_t idx,
 				   int32_t delta)
 {
-	_Atomic uint32_t *inuse = &si->cluster_locks[idx % SWAP_CLUSTER_LOCKS].inuse;
+	_Atomic uint32_t *inuse =
+		&si->cluster_locks[idx % SWAP_CLUSTER_LOCKS].inuse;
 
 	atomic_store_explicit(inuse,
 			      atomic_load_explicit(inuse, memory_order_relaxed) +
@@ -508,9 +509,9 @@ static int cluster_take_locked(struct swap_info *si, unsigned order,
 	}
 	while (order && probed < SWAP_NONFULL_PROBE && nonfull->nr) {
 		i = nonfull->head;
-		if (cluster_lock_run(si, i, order, offset))
-			goto take;
 		swap_cluster_lock(si, i);
+		if (cluster_find_run(si, i, order, 0, offset))
+			goto take;
 		cluster_move(si, i, CLUSTER_FRAG, false);
 		swap_cluster_unlock(si, i);
 		probed++;
@@ -568,12 +569,12 @@ static void swap_alloc_ctx_release_locked(struct swap_info *si,
 
 /*
  * Count the run of nr slots at off in cluster idx as used.  Caller holds
- * the cluster's lock.
+ * the cluster's lock (both callers took it just before: no assertion, it
+ * would cost a trylock per allocation).
  */
 static void cluster_use_run(struct swap_info *si, uint32_t idx, uint32_t off,
 			    uint32_t nr)
 {
-	swap_assert_cluster_locked(si, idx);
 	memset(si->swap_map + off, 1, nr);
 	si->clusters[idx].count += nr;
 	cluster_lock_inuse_add(si, idx, (int32_t)nr);
