@@ -525,7 +525,8 @@ void *fault_thread_main(void *arg);
 
 /* runtime.c: start an internal thread, every signal blocked (they are the
  * program's), with a small stack.  0 or -errno. */
-int start_thread(pthread_t *tid, void *(*fn)(void *), void *arg);
+int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
+		 void *arg);
 
 /*
  * vmscan.c: the reclaimer.  Its state is made before its thread starts

@@ -32,8 +32,10 @@
 #include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -374,20 +376,48 @@ static void runtime_list_del(struct uswap_runtime *rt)
 	pthread_mutex_unlock(&runtimes_lock);
 }
 
-/* Start a thread with every signal blocked: signals are the program's. */
-int start_thread(pthread_t *tid, void *(*fn)(void *), void *arg)
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	char name[16];
+};
+
+/* The new thread names itself (prctl: no file to open in the program). */
+static void *thread_trampoline(void *p)
 {
+	struct thread_start ts = *(struct thread_start *)p;
+
+	free(p);
+	prctl(PR_SET_NAME, ts.name);
+	return ts.fn(ts.arg);
+}
+
+/*
+ * Start a thread with every signal blocked: signals are the program's.  Its
+ * name (at most 15 characters) is what top -H, ps -L and perf show.
+ */
+int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
+		 void *arg)
+{
+	struct thread_start *ts = malloc(sizeof(*ts));
 	sigset_t all, old;
 	pthread_attr_t attr;
 	int err;
 
+	if (!ts)
+		return -ENOMEM;
+	ts->fn = fn;
+	ts->arg = arg;
+	snprintf(ts->name, sizeof(ts->name), "%s", name);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);
-	err = pthread_create(tid, &attr, fn, arg);
+	err = pthread_create(tid, &attr, thread_trampoline, ts);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		free(ts);
 	return -err;
 }
 
@@ -423,8 +453,8 @@ static int start_workers(struct uswap_runtime *rt)
 				(char *)rt->thread_bufs + i * fsize);
 		if (!rt->fault_threads[i])
 			return -ENOMEM;
-		err = start_thread(&rt->fault_tids[i], fault_thread_main,
-				   rt->fault_threads[i]);
+		err = start_thread(&rt->fault_tids[i], "uswap-fault",
+				   fault_thread_main, rt->fault_threads[i]);
 		if (err) {
 			fault_thread_free(rt->fault_threads[i]);
 			return err;
@@ -434,8 +464,8 @@ static int start_workers(struct uswap_runtime *rt)
 	rt->reclaimer = reclaimer_alloc(rt);
 	if (!rt->reclaimer)
 		return -ENOMEM;
-	err = start_thread(&rt->reclaim_thread, reclaim_thread_main,
-			   rt->reclaimer);
+	err = start_thread(&rt->reclaim_thread, "uswap-reclaim",
+			   reclaim_thread_main, rt->reclaimer);
 	if (err)
 		return err;
 	rt->reclaim_started = true;

@@ -514,14 +514,16 @@ int zswap_fork_child(struct zswap *zs)
 	zs->nr_jobs = 0;
 	zs->nr_threads = 0;
 	for (k = 0; k < n && !err; k++) {
-		err = start_thread(&zs->workers[k].tid, compress_thread,
+		err = start_thread(&zs->workers[k].tid, "uswap-zswap",
+				   compress_thread,
 				   &zs->workers[k]);
 		if (!err)
 			zs->nr_threads++;
 	}
 	zs->wb_started = false;
 	if (!err) {
-		err = start_thread(&zs->wb_thread, zswap_writeback_thread, zs);
+		err = start_thread(&zs->wb_thread, "uswap-zswap-wb",
+				   zswap_writeback_thread, zs);
 		zs->wb_started = !err;
 	}
 	return err;
@@ -638,7 +640,7 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 		w->ctx = zswap_ctx_create(zs);
 		if (!w->ctx)
 			goto fail;
-		err = start_thread(&w->tid, compress_thread, w);
+		err = start_thread(&w->tid, "uswap-zswap", compress_thread, w);
 		if (err)
 			goto fail;
 		zs->nr_threads++;
@@ -647,7 +649,8 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 	zs->wb_ctx = zswap_ctx_create(zs);
 	if (!zs->wb_ctx)
 		goto fail;
-	err = start_thread(&zs->wb_thread, zswap_writeback_thread, zs);
+	err = start_thread(&zs->wb_thread, "uswap-zswap-wb",
+			   zswap_writeback_thread, zs);
 	if (err)
 		goto fail;
 	zs->wb_started = true;

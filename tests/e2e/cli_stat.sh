@@ -1,5 +1,5 @@
 #!/bin/sh
-# Description: uswap stat and top show a running tree: stat --json (by uswap run's pid or PROG's) has the tree's counters, its swaps and per-process sizes with resident and swapped memory; the text view and top -n 2 -d 0.5 (two frames without a terminal; q and Ctrl-C on one) show it; exited processes leave a final file and no live one; stat fails with 1 outside a tree and after it ended, with 3 on another user's tree.
+# Description: uswap stat and top show a running tree: stat --json (by uswap run's pid or PROG's) has the tree's counters, its swaps and per-process sizes with resident and swapped memory; the text view and top -n 2 -d 0.5 (two frames without a terminal; q and Ctrl-C on one) show it; exited processes leave a final file and no live one; uswap's threads in PROG are named (uswap-fault, uswap-reclaim); stat fails with 1 outside a tree and after it ended, with 3 on another user's tree.
 B=${USWAP_BUILD:-$(dirname "$0")/../../build}
 U=$B/uswap
 [ -x "$U" ] || { echo "SKIP: $U is not built" >&2; exit 77; }
@@ -76,6 +76,11 @@ set -- $(python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); print([
 PROG=$1
 DIR=$2
 [ -f "$DIR/$PROG.live.json" ] || fail "no $DIR/$PROG.live.json"
+# uswap's threads in PROG carry names (top -H, ps -L, perf).
+names=$(cat /proc/"$PROG"/task/*/comm 2>/dev/null | sort | uniq -c)
+for want in uswap-fault uswap-reclaim; do
+	echo "$names" | grep -q " $want\$" || fail "no thread named $want in usemem: $names"
+done
 
 # PROG's pid finds the same tree; so does no pid, unless several run.
 "$U" stat --json "$PROG" >"$T/p.json" 2>"$T/stat.err" || fail "stat $PROG: exit $? ($(cat "$T/stat.err"))"
