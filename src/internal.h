@@ -159,7 +159,7 @@ struct region {
  * are process-shared (the lock robust), and each process is a member
  * with its own share of the charges.
  */
-#define TREE_MAX_MEMBERS	64
+#define TREE_MAX_MEMBERS	256
 
 enum member_state {
 	MEMBER_FREE,
@@ -179,6 +179,8 @@ struct tree_member {
 	_Atomic uint32_t gen;		/* bumped for each new occupant: a
 					   reaper tells them apart (an exec'd
 					   image keeps pid and start_time) */
+	_Atomic uint32_t gone_gen;	/* the tree's checker found occupant
+					   gen gone (memcg_reap_gone) */
 	_Atomic uint64_t demoted[MEM_MAX_NODES];	/* pages charged to tiers */
 };
 
@@ -204,6 +206,8 @@ struct memcg {
 	_Atomic unsigned sleepers;	/* reclaimers waiting for a kick */
 	_Atomic bool stuck;		/* reclaim can make no room: admit past max */
 	_Atomic unsigned nr_live;	/* members LIVE or FORKING */
+	_Atomic uint64_t checked_us;	/* when a process last checked the
+					   members' processes in /proc */
 	char name[48];			/* the mapping's name in /proc/PID/maps */
 	size_t map_len;
 	uint64_t tier_nodes;		/* nodes with a tier budget */

@@ -673,18 +673,42 @@ static bool member_alive(struct memcg *mc, unsigned m, int pid)
 	return alive;
 }
 
+/* Was member m's occupant of gen found gone by the tree's checker? */
+static bool member_gone(struct memcg *mc, unsigned m, uint32_t gen)
+{
+	return atomic_load(&mc->member[m].gone_gen) == gen;
+}
+
 static bool devset_in_use(struct memcg *mc, uint64_t devset, unsigned skip)
 {
 	unsigned m;
 
 	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
+		uint32_t gen = atomic_load(&mc->member[m].gen);
 		unsigned st = atomic_load(&mc->member[m].state);
 
 		if (m != skip && (st == MEMBER_LIVE || st == MEMBER_FORKING) &&
+		    !(st == MEMBER_LIVE && member_gone(mc, m, gen)) &&
 		    atomic_load(&mc->member[m].devset) == devset)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * Is it this process's turn to check the members' processes in /proc?
+ * One process of the tree does it each second, whichever comes first:
+ * the checks cost tens of microseconds each, and every process checking
+ * every member each second cost a tree of 60 idle processes a fifth of a
+ * CPU.
+ */
+static bool check_turn(struct memcg *mc)
+{
+	uint64_t now = prim_now_us();
+	uint64_t last = atomic_load(&mc->checked_us);
+
+	return now - last >= 1000000 &&
+	       atomic_compare_exchange_strong(&mc->checked_us, &last, now);
 }
 
 /*
@@ -732,16 +756,19 @@ static bool reap_claim(struct memcg *mc, unsigned m, unsigned st,
 
 /*
  * Reap the members whose process is gone.  Called by idle reclaimers (not
- * on the fault path: it reads /proc with stdio).  A member is reaped once:
- * the reaper claims it first (reap_claim).  Its slots can only be freed by
- * a process that uses the same devices; one that does not leaves the
- * member to them, unless none is left (the devices went with the last of
- * them).
+ * on the fault path: it reads /proc with stdio).  Once a second, one
+ * process of the tree (check_turn) checks the processes of the LIVE
+ * members and marks those it finds gone (gone_gen); every process reaps
+ * the gone members it can.  A member is reaped once: the reaper claims it
+ * first (reap_claim).  Its slots can only be freed by a process that uses
+ * the same devices; one that does not leaves the member to them, unless
+ * none is left (the devices went with the last of them).
  */
 void memcg_reap_gone(struct uswap_runtime *rt,
 		     void (*reap)(struct uswap_runtime *, unsigned))
 {
 	struct memcg *mc = rt->memcg;
+	bool checker = check_turn(mc);
 	unsigned m;
 
 	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
@@ -755,8 +782,15 @@ void memcg_reap_gone(struct uswap_runtime *rt,
 		    (st != MEMBER_LIVE && st != MEMBER_EXECED &&
 		     st != MEMBER_REAPING))
 			continue;
-		if (st == MEMBER_LIVE && member_alive(mc, m, pid))
-			continue;
+		if (st == MEMBER_LIVE && !member_gone(mc, m, gen)) {
+			if (!checker || member_alive(mc, m, pid))
+				continue;
+			/*
+			 * A verdict on occupant gen: if the entry changed
+			 * hands since gen was read, gen is gone anyway.
+			 */
+			atomic_store(&mc->member[m].gone_gen, gen);
+		}
 		if (!mine && devset_in_use(mc, devset, m))
 			continue;
 		if (!reap_claim(mc, m, st, gen))
