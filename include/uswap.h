@@ -167,6 +167,15 @@ int uswap_runtime_usable(const struct uswap_runtime *rt);
  */
 int uswap_runtime_tree_fd(struct uswap_runtime *rt);
 
+/*
+ * Called by each new thread of the program (the preload does it for
+ * threads made by pthread_create; uswap_runtime_create for its caller):
+ * the fault threads can then serve its faults from its CPU
+ * (docs/fault-cost.md).  Cheap, and harmless when the C library keeps no
+ * rseq area for the thread.
+ */
+void uswap_thread_started(void);
+
 /* Map len bytes (rounded up to pages) of managed anonymous memory. */
 int uswap_region_create(struct uswap_runtime *rt, size_t len, void **addrp);
 
@@ -271,6 +280,8 @@ enum uswap_counter {
 	USWAP_ZSWAP_WRITEBACK_SHARED,	/* pool entries writeback passed over:
 					   their slots are shared with another
 					   process of the tree (fork) */
+	USWAP_FAULT_THREAD_MOVES,	/* fault threads that moved to the CPU
+					   of the thread whose fault they served */
 	USWAP_NR_COUNTERS
 };
 

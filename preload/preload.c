@@ -6,8 +6,9 @@
  * a runtime from the USWAP_* environment and interposes mmap, munmap,
  * mremap and madvise, so that every anonymous private mapping of at least
  * --min-region bytes is managed, and (malloc.c) the malloc family, so that
- * large allocations are managed too.  Only those symbols are exported
- * (preload.map).
+ * large allocations are managed too; pthread_create, so that each new
+ * thread tells where it runs (uswap_thread_started).  Only those symbols
+ * are exported (preload.map).
  *
  * After fork the runtime carries on in the child, sharing its parent's
  * slots and budget (runtime.c); a child that could not keep it has its
@@ -19,6 +20,7 @@
  * A process that cannot start a runtime exits 125 (before main at
  * start-up) unless USWAP_FALLBACK=run: then it runs unmanaged.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -172,6 +174,50 @@ struct uswap_runtime *preload_runtime(void);
 struct uswap_runtime *preload_runtime(void)
 {
 	return runtime();
+}
+
+/*
+ * Threads: each new thread of the program tells the runtime where it
+ * runs (uswap_thread_started), so that the fault threads can serve its
+ * faults from its CPU.  The C library's pthread_create does the rest.
+ */
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *thread_start(void *p)
+{
+	struct thread_start ts = *(struct thread_start *)p;
+
+	free(p);
+	uswap_thread_started();
+	return ts.fn(ts.arg);
+}
+
+EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+			  void *(*fn)(void *), void *arg)
+{
+	static int (*next)(pthread_t *, const pthread_attr_t *,
+			   void *(*)(void *), void *);
+	struct thread_start *ts;
+	int err;
+
+	if (!next)
+		next = (int (*)(pthread_t *, const pthread_attr_t *,
+				void *(*)(void *), void *))
+			dlsym(RTLD_NEXT, "pthread_create");
+	if (!next)
+		return EAGAIN;
+	ts = malloc(sizeof(*ts));
+	if (!ts)
+		return next(thread, attr, fn, arg);	/* not followed */
+	ts->fn = fn;
+	ts->arg = arg;
+	err = next(thread, attr, thread_start, ts);
+	if (err)
+		free(ts);
+	return err;
 }
 
 EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd,

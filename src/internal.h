@@ -532,6 +532,11 @@ void *fault_thread_main(void *arg);
 int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 		 void *arg);
 
+/* threadcpu.c: the CPU each thread of the program is on. */
+void thread_cpu_register(void);
+void thread_cpu_fork_child(void);
+int thread_cpu_of(int tid);
+
 /*
  * vmscan.c: the reclaimer.  Its state is made before its thread starts
  * (NULL: out of memory) and freed once the thread is joined; a fork

@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -72,6 +73,7 @@ struct fault_thread {
 	swp_entry_t ra_first;
 	uint32_t ra_flags[RA_MAX_FOLIOS];
 	swp_entry_t entries[MAX_FOLIO_PAGES];
+	int last_tid, last_cpu;		/* the last fault served: follow() */
 };
 
 static void fault_done(struct uswap_runtime *rt, uint64_t t0)
@@ -599,6 +601,28 @@ static void fault_wp(struct fault_thread *ft, uintptr_t addr)
 	pthread_rwlock_unlock(&rt->op_lock);
 }
 
+/*
+ * Be where the faulting thread is for its next fault: both wakeups of a
+ * fault are then on one CPU, without interprocessor interrupts
+ * (threadcpu.c, docs/fault-cost.md).  After the fault is served, so that
+ * moving never delays it.
+ */
+static void follow(struct fault_thread *ft, int tid)
+{
+	int cpu = thread_cpu_of(tid);
+	bool again = tid == ft->last_tid && cpu == ft->last_cpu;
+	cpu_set_t set;
+
+	ft->last_tid = tid;
+	ft->last_cpu = cpu;
+	if (cpu < 0 || !again || cpu == sched_getcpu())
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) == 0)
+		count_event(ft->rt, USWAP_FAULT_THREAD_MOVES, 1);
+}
+
 static void handle_msg(struct fault_thread *ft, const struct uffd_msg *msg)
 {
 	uint64_t t0 = prim_now_us();
@@ -614,6 +638,8 @@ static void handle_msg(struct fault_thread *ft, const struct uffd_msg *msg)
 		fault_missing(ft, addr, flags & UFFD_PAGEFAULT_FLAG_WRITE);
 	count_event(ft->rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
 	fault_done(ft->rt, t0);
+	if (ft->rt->features & UFFD_FEATURE_THREAD_ID)
+		follow(ft, (int)msg->arg.pagefault.feat.ptid);
 }
 
 /* A fault thread's state, in internal memory: buf is one folio. */

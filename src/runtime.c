@@ -315,6 +315,7 @@ static void fork_child(void)
 	unsigned i;
 
 	memcg_fork_unlock(true);
+	thread_cpu_fork_child();
 	for (i = 0; i < MAX_RUNTIMES; i++)
 		if (runtimes[i] && !runtimes[i]->defunct && fork_member[i] >= 0)
 			memcg_fork_child(runtimes[i], (unsigned)fork_member[i]);
@@ -546,6 +547,7 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	pthread_mutex_lock(&runtimes_lock);
 	nr_live++;
 	pthread_mutex_unlock(&runtimes_lock);
+	thread_cpu_register();		/* the caller: the program's first */
 	rt = prim_alloc(sizeof(*rt));
 	if (!rt) {
 		err = -ENOMEM;
@@ -563,7 +565,8 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	rt->folio_shift = ilog2(rt->opt.folio_size);
 	fsize = (size_t)1 << rt->folio_shift;
 
-	err = prim_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_POISON,
+	err = prim_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_POISON |
+			     UFFD_FEATURE_THREAD_ID,
 			     rt->opt.uffd_features_off, &rt->features, &rt->uffd);
 	if (err)
 		goto err_free;

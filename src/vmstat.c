@@ -79,6 +79,7 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_SWAP_IO_SHORT] = "swap_io_short",
 	[USWAP_SWAP_ENCRYPT] = "swap_encrypt",
 	[USWAP_ZSWAP_WRITEBACK_SHARED] = "zswap_writeback_shared",
+	[USWAP_FAULT_THREAD_MOVES] = "fault_thread_moves",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
