@@ -44,6 +44,7 @@ struct tc_slot {
 };
 
 static struct tc_slot tc[TC_SLOTS];
+static _Atomic bool tc_no_readv;	/* process_vm_readv refused (seccomp) */
 static pthread_key_t tc_key;
 static pthread_once_t tc_once = PTHREAD_ONCE_INIT;
 static bool tc_key_ok;
@@ -137,6 +138,8 @@ int thread_cpu_of(int tid)
 {
 	unsigned i, k;
 
+	if (atomic_load(&tc_no_readv))
+		return -1;
 	for (k = 0, i = tc_hash(tid); k < TC_SLOTS; k++, i = (i + 1) & (TC_SLOTS - 1)) {
 		int t = atomic_load(&tc[i].tid);
 
@@ -148,9 +151,14 @@ int thread_cpu_of(int tid)
 			struct iovec local = { &cpu, sizeof(cpu) };
 			struct iovec remote = { (void *)addr, sizeof(cpu) };
 
-			if (!addr || process_vm_readv(getpid(), &local, 1, &remote,
-						     1, 0) != sizeof(cpu))
+			if (!addr)
 				return -1;
+			if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
+			    sizeof(cpu)) {
+				if (errno == EPERM || errno == ENOSYS)
+					atomic_store(&tc_no_readv, true);
+				return -1;	/* EFAULT: the thread ended */
+			}
 			return cpu < MAX_CPUS ? (int)cpu : -1;
 		}
 	}

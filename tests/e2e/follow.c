@@ -106,7 +106,9 @@ int main(void)
 	opt.folio_size = 4096;
 	opt.fault_threads = 1;	/* one: it must serve faults to move */
 	rt = t_runtime(&opt);
-	nft = threads_named("uswap-fault", ft, 16);
+	/* Each names itself once it runs: give it the time to. */
+	for (k = 0; k < 200 && (nft = threads_named("uswap-fault", ft, 16)) < 1; k++)
+		usleep(10000);
 	if (nft < 1)
 		t_fail("no thread named uswap-fault");
 	pin(0, 0);
