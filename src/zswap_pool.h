@@ -51,18 +51,24 @@ enum zswap_counter {
 	ZC_LIMIT_HIT, ZC_MTHP16, ZC_MTHP64, ZC_MTHP2M, ZC_WBSHARED, ZC_NR
 };
 
+struct zswap_wb_batch;
+
 struct zswap_ctx {
 	struct comp_ctx *comp;
 	uint8_t *cbuf;		/* a unit's object, max_unit bytes */
 	uint8_t *dbuf;		/* a unit's pages, max_unit bytes */
-	uint64_t live[MAX_FOLIO_PAGES / 64];	/* writeback: pages to write */
+	/* Writeback only: its batch (made on first use) and I/O context. */
+	struct zswap_wb_batch *wb;
+	struct swap_io *io;	/* NULL: pwritev */
 };
 
 /*
  * Locking: zs->lock protects the slot map, the entries and the LRU, and is
  * never held across compression or I/O; the pool allocator's locks nest
  * inside it; the swap device's lock is taken only without it.  Loads copy
- * the object out under zs->lock and decompress after dropping it.
+ * the object out under zs->lock and decompress after dropping it;
+ * writeback copies it out without the lock, since an entry marked
+ * ZE_WRITEBACK keeps its object until writeback gives it back.
  */
 struct zswap {
 	struct zswap_params p;
@@ -142,6 +148,8 @@ int zswap_unpack(struct zswap *zs, struct zswap_ctx *c,
 
 /* The pool reached its limit: wake the writeback thread. */
 void zswap_writeback_kick(struct zswap *zs);
+/* Free a writeback context's batch (zswap_ctx_destroy). */
+void zswap_wb_batch_free(struct zswap *zs, struct zswap_ctx *c);
 /* The writeback thread's body; arg is the pool. */
 void *zswap_writeback_thread(void *arg);
 

@@ -18,6 +18,7 @@
 
 #include "testlib.h"
 #include "../../src/zswap.c"
+#include "swap_io.h"
 
 #define FOLIOS	24
 
@@ -364,6 +365,73 @@ static void test_corrupt(void)
 	teardown(&fx);
 }
 
+/*
+ * A device that fails writes in the middle of writeback: the entries whose
+ * writes failed stay in the pool (counted), the others leave it, and once
+ * the device is well again everything goes out and reads back -- with
+ * pwritev (ring false) and with io_uring.  Folios of 4 pages stored page
+ * by page: a round writes runs that span several entries.
+ */
+static void test_writeback_fail(bool ring)
+{
+	struct fixture fx;
+	struct zswap_stats st;
+	uint64_t wb = 0, left;
+	unsigned f, tries;
+
+	setup(&fx, "lz4", false, 4, true, 64u << 20);
+	zswap_fork_prepare(fx.zs);	/* no background writeback meanwhile */
+	if (ring && !(fx.c->io = swap_io_create(0)))
+		t_fail("swap_io_create");
+	store_all(&fx);
+	zswap_get_stats(fx.zs, &st);
+	left = st.stored_pages;
+	/* Every write fails: nothing leaves. */
+	setenv("USWAP_INJECT", "write_eio=0", 1);
+	if (prim_inject_init(&fx.si.fd, 1))
+		t_fail("prim_inject_init");
+	wb = zswap_writeback(fx.zs, fx.c, 0);
+	zswap_get_stats(fx.zs, &st);
+	if (wb || !st.written_back_fail || st.stored_pages != left)
+		t_fail("ring=%d, every write failing: %llu written, %llu entries "
+		       "failed, %llu of %llu pages stay", ring,
+		       (unsigned long long)wb,
+		       (unsigned long long)st.written_back_fail,
+		       (unsigned long long)st.stored_pages,
+		       (unsigned long long)left);
+	/* Every other write fails: some leave, some stay. */
+	setenv("USWAP_INJECT", "write_eio=0:2", 1);
+	prim_inject_init(&fx.si.fd, 1);
+	for (tries = 0; tries < 4; tries++)
+		wb += zswap_writeback(fx.zs, fx.c, 0);
+	unsetenv("USWAP_INJECT");
+	prim_inject_init(&fx.si.fd, 1);
+	zswap_get_stats(fx.zs, &st);
+	if (st.zswpwb != wb || st.stored_pages + wb != left)
+		t_fail("ring=%d: zswpwb %llu, written %llu, %llu of %llu pages stay",
+		       ring, (unsigned long long)st.zswpwb, (unsigned long long)wb,
+		       (unsigned long long)st.stored_pages,
+		       (unsigned long long)left);
+	for (f = 0; f < FOLIOS; f++)
+		load_check(&fx, f, 0, fx.nr);
+	wb += zswap_writeback(fx.zs, fx.c, 0);
+	zswap_get_stats(fx.zs, &st);
+	if (st.stored_pages || st.compressed_bytes)
+		t_fail("ring=%d: %llu pages stay after the device recovered", ring,
+		       (unsigned long long)st.stored_pages);
+	for (f = 0; f < FOLIOS; f++)
+		load_check(&fx, f, 0, fx.nr);
+	free_all(&fx);
+	swap_io_destroy(fx.c->io);
+	fx.c->io = NULL;
+	zswap_fork_done(fx.zs);
+	printf("  writeback with failing writes, ring=%d: %llu entries failed, "
+	       "then all %llu of %llu pages written back\n", ring,
+	       (unsigned long long)st.written_back_fail, (unsigned long long)wb,
+	       (unsigned long long)left);
+	teardown(&fx);
+}
+
 /* Writeback racing with loads and frees: data and slot map stay right. */
 struct race {
 	struct fixture *fx;
@@ -375,8 +443,11 @@ static void *writeback_loop(void *arg)
 	struct race *ra = arg;
 	struct zswap_ctx *c = zswap_ctx_create(ra->fx->zs);
 
+	c->io = swap_io_create(0);	/* as the writeback thread has */
 	while (!ra->stop)
 		zswap_writeback(ra->fx->zs, c, 0);
+	swap_io_destroy(c->io);
+	c->io = NULL;
 	zswap_ctx_destroy(ra->fx->zs, c);
 	return NULL;
 }
@@ -471,6 +542,8 @@ int main(void)
 	test_limit_writeback(true);
 	test_limit_writeback(false);
 	test_shared_writeback();
+	test_writeback_fail(false);
+	test_writeback_fail(true);
 	test_corrupt();
 	test_race();
 	test_small_batches();
