@@ -47,6 +47,7 @@
 
 #include "crc32c.h"
 #include "internal.h"
+#include "swap_io.h"
 #include "zsmalloc.h"
 #include "zswap.h"
 #include "zswap_pool.h"
@@ -520,6 +521,9 @@ int zswap_fork_child(struct zswap *zs)
 		if (!err)
 			zs->nr_threads++;
 	}
+	/* The parent's writeback ring: close our copies (its thread makes one). */
+	swap_io_destroy(zs->wb_ctx->io);
+	zs->wb_ctx->io = NULL;
 	zs->wb_started = false;
 	if (!err) {
 		err = start_thread(&zs->wb_thread, "uswap-zswap-wb",
