@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The stress and remap tests built with AddressSanitizer+UBSan and with
 # ThreadSanitizer (build/asan, build/tsan), with and without the compressed
-# pool, the slot allocator's threads and the page I/O unit tests, two
-# fault-injection scenarios, and the fork and reap tests; any sanitizer
-# report fails.  A child after fork
+# pool, the slot allocator's threads, the page I/O and the pool's writeback
+# unit tests, two fault-injection scenarios, and the fork and reap tests;
+# any sanitizer report fails.  A child after fork
 # starts threads of its own (its runtime carries on): TSan allows that with
 # die_after_fork=0, but its thread registry then trips over the parent's
 # threads ("dup thread with used id"), so the fork and reap tests run
@@ -15,7 +15,7 @@ for san in asan tsan; do
 		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork build/$san/tests/e2e/reap \
 		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
-		build/$san/tests/unit/page_io >/dev/null || exit 1
+		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
 	build/$san/tests/e2e/stress --size 64M --max 8M --threads 3 --ops 2000 --expect-swap || { echo "$san: stress failed"; exit 1; }
 	build/$san/tests/e2e/stress --size 64M --max 8M --folio 4K --threads 2 --ops 2000 --expect-swap || { echo "$san: stress 4K failed"; exit 1; }
@@ -28,6 +28,8 @@ for san in asan tsan; do
 	# free, dup and free each other's slots; discards racing frees.
 	build/$san/tests/unit/swapfile_threads >/dev/null || { echo "$san: unit swapfile_threads failed"; exit 1; }
 	build/$san/tests/unit/page_io >/dev/null || { echo "$san: unit page_io failed"; exit 1; }
+	# The pool's writeback in rounds, racing loads and frees; failing writes.
+	build/$san/tests/unit/zswap writeback >/dev/null || { echo "$san: unit zswap writeback failed"; exit 1; }
 	build/$san/tests/e2e/remap || { echo "$san: remap failed"; exit 1; }
 	build/$san/tests/e2e/readahead || { echo "$san: readahead failed"; exit 1; }
 	# Reads that fail their checksum (SIGBUS in the program), and a
