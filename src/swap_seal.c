@@ -26,8 +26,10 @@
  *     touches it (MAP_NORESERVE: address space only).  Without a context
  *     (or without its buffer) a sealed batch goes slot by slot through a
  *     page on the stack: slow, correct, allocation-free;
- *   - the pool's writeback (swap_write) seals in place: its buffer is its
- *     own scratch copy, and one write of the whole run follows;
+ *   - swap_write() (one write without a context; the tests' device
+ *     writes) seals in place: its buffer is the caller's scratch copy, and
+ *     one write of the whole run follows.  The pool's writeback goes
+ *     through the batch path above with its thread's context;
  *   - a slot's tag and nonce counter are recorded when it is sealed,
  *     before its write: the slot is the writer's alone (freshly allocated,
  *     or held by the pool entry being written back) until the writer

@@ -22,7 +22,7 @@
  *    swap_slots_check(), and swap_encrypt counts every slot;
  *  - a batch over an encrypting and a plain device; bad requests; writes
  *    failing in the middle of a round (injected EIO): each request gets
- *    its own result, the others read back; the pool's swap_write() seals
+ *    its own result, the others read back; swap_write() seals
  *    its buffer in place.
  *
  * Usage: crypt [SEED]; exits 0 pass, 1 fail, 77 skip.
