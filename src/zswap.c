@@ -557,7 +557,7 @@ void zswap_ctx_destroy(struct zswap *zs, struct zswap_ctx *c)
 		return;
 	if (c->comp)
 		comp_ctx_destroy(c->comp);
-	zswap_wb_batch_free(zs, c);
+	zswap_wb_batch_free(c);
 	prim_free(c->cbuf, zs->p.max_unit);
 	prim_free(c->dbuf, zs->p.max_unit);
 	prim_free(c, sizeof(*c));

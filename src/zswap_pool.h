@@ -149,7 +149,7 @@ int zswap_unpack(struct zswap *zs, struct zswap_ctx *c,
 /* The pool reached its limit: wake the writeback thread. */
 void zswap_writeback_kick(struct zswap *zs);
 /* Free a writeback context's batch (zswap_ctx_destroy). */
-void zswap_wb_batch_free(struct zswap *zs, struct zswap_ctx *c);
+void zswap_wb_batch_free(struct zswap_ctx *c);
 /* The writeback thread's body; arg is the pool. */
 void *zswap_writeback_thread(void *arg);
 

@@ -103,11 +103,10 @@ static struct zswap_wb_batch *wb_batch(struct zswap *zs, struct zswap_ctx *c)
 	return b;
 }
 
-void zswap_wb_batch_free(struct zswap *zs, struct zswap_ctx *c)
+void zswap_wb_batch_free(struct zswap_ctx *c)
 {
 	struct zswap_wb_batch *b = c->wb;
 
-	(void)zs;
 	if (!b)
 		return;
 	if (b->own_buf)
