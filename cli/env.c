@@ -180,6 +180,10 @@ void env_export(const struct uswap_options *o, const char *preload,
 	env_put("USWAP_VERBOSE", o->flags & USWAP_OPT_VERBOSE ? "1" : NULL);
 	env_put("USWAP_VERIFY", o->flags & USWAP_OPT_NO_VERIFY ? "off" : NULL);
 	env_put("USWAP_ENCRYPT", o->flags & USWAP_OPT_ENCRYPT ? "on" : NULL);
+	env_put("USWAP_ZSWAP_INCOMPRESSIBLE",
+		o->flags & USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE ? "store" : NULL);
+	env_put("USWAP_ZSWAP_CHARGE",
+		o->flags & USWAP_OPT_ZSWAP_NO_CHARGE ? "off" : NULL);
 	env_put("USWAP_DEMOTION", o->demotion[0] ? o->demotion : NULL);
 	env_put("USWAP_TIER_MAX", o->tier_max[0] ? o->tier_max : NULL);
 	/* uswap writes the stats file itself, from the merged tree. */

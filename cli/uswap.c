@@ -106,7 +106,8 @@ static const char help_text[] =
 "                        default 1) or deflate (levels 1..9; default 1); off\n"
 "                        (the default) turns the pool off.  Folios that\n"
 "                        compress to more than 7/8 of their size go to the\n"
-"                        swap file instead.  The pool is charged to --max\n"
+"                        swap file instead (--zswap-incompressible).  The\n"
+"                        pool is charged to --max (--zswap-charge)\n"
 "  --zswap-max PCT       the pool may hold up to PCT% of --max, 1 to 100;\n"
 "                        default 20\n"
 "  --zswap-accept PCT    once full, the pool refuses new folios until it is\n"
@@ -118,6 +119,18 @@ static const char help_text[] =
 "                        fault) or page by page as the kernel does (page)\n"
 "  --zswap-threads N     compression threads besides the reclaimer, 1 to 16;\n"
 "                        default: online CPUs - 1, at least 1\n"
+"  --zswap-incompressible device|store\n"
+"                        a folio that compresses to more than 7/8 of its\n"
+"                        size: device (the default) writes it to a swap\n"
+"                        device, or keeps it as it is when there is none;\n"
+"                        store keeps it in the pool as it is, to be written\n"
+"                        back with the oldest entries (as recent kernels'\n"
+"                        zswap does: stored_incompressible_pages)\n"
+"  --zswap-charge on|off on (the default): resident memory plus the pool stay\n"
+"                        under --max, as cgroup v2 charges zswap.  off: only\n"
+"                        resident memory is charged, as under cgroup v1,\n"
+"                        and the pool may add up to --zswap-max% of --max\n"
+"                        on top\n"
 "  --verify on|off       on (the default): each page written to a swap device\n"
 "                        carries a crc32c, checked when it is read back; a\n"
 "                        page that fails gives PROG SIGBUS there, never bad\n"
@@ -162,8 +175,9 @@ static const char help_text[] =
 "  USWAP_MAX, USWAP_HIGH, USWAP_FOLIO, USWAP_MIN_REGION, USWAP_SWAP_SIZE,\n"
 "  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_SWAP,\n"
 "  USWAP_ZSWAP, USWAP_ZSWAP_MAX, USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT,\n"
-"  USWAP_ZSWAP_THREADS, USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY, USWAP_VERIFY,\n"
-"  USWAP_ENCRYPT, USWAP_DEMOTION, USWAP_TIER_MAX, USWAP_FALLBACK\n"
+"  USWAP_ZSWAP_THREADS, USWAP_ZSWAP_INCOMPRESSIBLE, USWAP_ZSWAP_CHARGE,\n"
+"  USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY, USWAP_VERIFY, USWAP_ENCRYPT,\n"
+"  USWAP_DEMOTION, USWAP_TIER_MAX, USWAP_FALLBACK\n"
 "                        the option of the same name (USWAP_SWAP: SPECs one\n"
 "                        per line)\n"
 "  USWAP_SYSFS_ROOT      read the NUMA topology under this directory instead\n"
@@ -247,6 +261,8 @@ static const struct cli_option {
 	{ "zswap-accept",	"USWAP_ZSWAP_ACCEPT",		true },
 	{ "zswap-unit",		"USWAP_ZSWAP_UNIT",		true },
 	{ "zswap-threads",	"USWAP_ZSWAP_THREADS",		true },
+	{ "zswap-incompressible", "USWAP_ZSWAP_INCOMPRESSIBLE",	true },
+	{ "zswap-charge",	"USWAP_ZSWAP_CHARGE",		true },
 	{ "verify",		"USWAP_VERIFY",			true },
 	{ "encrypt",		"USWAP_ENCRYPT",		true },
 	{ "demotion",		"USWAP_DEMOTION",		true },

@@ -35,6 +35,11 @@ struct uswap_runtime;
 						   off"; the pool's objects keep theirs) */
 #define USWAP_OPT_ENCRYPT	(1u << 4)	/* encrypt and authenticate what goes
 						   to a swap device ("encrypt on") */
+#define USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE (1u << 5) /* the pool keeps pages
+						   that do not compress, as they are
+						   ("zswap-incompressible store") */
+#define USWAP_OPT_ZSWAP_NO_CHARGE (1u << 6)	/* the pool is not charged to max
+						   ("zswap-charge off") */
 
 /* Values of struct uswap_options.swap_node_policy. */
 #define USWAP_SWAP_NODE_PAGE	1	/* the node of the memory swapped out (default) */
@@ -100,7 +105,7 @@ void uswap_options_init(struct uswap_options *opt);
  * "max", "high", "folio", "min-region", "swap", "swap-size", "swap-dir",
  * "stats", "fault-threads", "verbose", "zswap", "zswap-max", "zswap-accept",
  * "zswap-unit", "zswap-threads", "swaptab", "swap-node-policy", "verify",
- * "encrypt", "uffd-features-off".  "swap" takes a device SPEC (each call adds one;
+ * "encrypt", "zswap-incompressible", "zswap-charge", "uffd-features-off".  "swap" takes a device SPEC (each call adds one;
  * several, one per line, from the environment), "file" (the default: one
  * unnamed swap file in swap-dir; forgets the SPECs given) or "none"
  * (USWAP_OPT_NO_SWAP_FILE).  "verify" takes on (the default: every slot
@@ -109,7 +114,15 @@ void uswap_options_init(struct uswap_options *opt);
  * (USWAP_OPT_ENCRYPT: what is written to a swap device is encrypted and
  * authenticated with XChaCha20-Poly1305 under a random key that lives in
  * locked memory for the runtime's life; every read is authenticated,
- * whatever "verify" says).  Sizes take K, M, G, T
+ * whatever "verify" says).  "zswap-incompressible" takes device (the
+ * default: a page that compresses to more than 7/8 of its size goes to a
+ * swap device, or is kept as it is when there is none) or store
+ * (USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE: the pool keeps it as it is and
+ * writes it back with the rest, as recent kernels' zswap does).
+ * "zswap-charge" takes on (the default: the pool's memory is charged to
+ * max, as cgroup v2 charges zswap) or off (USWAP_OPT_ZSWAP_NO_CHARGE: only
+ * resident memory is, as under cgroup v1; the pool may add up to
+ * zswap-max percent of max on top).  Sizes take K, M, G, T
  * suffixes (powers of 1024) or a plain byte count.  On a bad name or value,
  * returns -EINVAL and writes one line naming the option and what was
  * expected into err (errlen bytes, may be 0).
@@ -123,7 +136,8 @@ int uswap_options_set(struct uswap_options *opt, const char *name,
  * USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_ZSWAP, USWAP_ZSWAP_MAX,
  * USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT, USWAP_ZSWAP_THREADS, USWAP_SWAPTAB,
  * USWAP_SWAP_NODE_POLICY, USWAP_VERIFY, USWAP_ENCRYPT,
- * USWAP_UFFD_FEATURES_OFF (each the
+ * USWAP_ZSWAP_INCOMPRESSIBLE, USWAP_ZSWAP_CHARGE, USWAP_UFFD_FEATURES_OFF
+ * (each the
  * option of the same name, upper case, '-' as '_').  Errors as
  * uswap_options_set(), naming the variable.
  */
@@ -243,6 +257,8 @@ enum uswap_counter {
 	USWAP_ZSWAP_POOL_TOTAL_SIZE,	/* now: bytes of memory the pool holds */
 	USWAP_ZSWAP_STORED_PAGES,	/* now: pages in the pool */
 	USWAP_ZSWAP_SAME_FILLED_PAGES,	/* now: of them, stored as one word */
+	USWAP_ZSWAP_STORED_INCOMPRESSIBLE_PAGES, /* now: of them, stored as
+					   they are (did not compress) */
 	USWAP_ZSWAP_COMPRESSED_BYTES,	/* now: bytes of compressed objects */
 	USWAP_ZSWAP_REJECT_COMPRESS_POOR, /* pages that compressed too little */
 	USWAP_ZSWAP_REJECT_COMPRESS_FAIL, /* pages the compressor failed on */

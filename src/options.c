@@ -58,6 +58,8 @@ enum option_id {
 	OPT_SWAP_NODE_POLICY,
 	OPT_VERIFY,
 	OPT_ENCRYPT,
+	OPT_ZSWAP_INCOMPRESSIBLE,
+	OPT_ZSWAP_CHARGE,
 	OPT_DEMOTION,
 	OPT_TIER_MAX,
 	NR_OPTIONS
@@ -88,6 +90,8 @@ static const struct option_name {
 	[OPT_SWAP_NODE_POLICY]	= { "swap-node-policy",	 "USWAP_SWAP_NODE_POLICY" },
 	[OPT_VERIFY]		= { "verify",		 "USWAP_VERIFY" },
 	[OPT_ENCRYPT]		= { "encrypt",		 "USWAP_ENCRYPT" },
+	[OPT_ZSWAP_INCOMPRESSIBLE] = { "zswap-incompressible", "USWAP_ZSWAP_INCOMPRESSIBLE" },
+	[OPT_ZSWAP_CHARGE]	= { "zswap-charge",	 "USWAP_ZSWAP_CHARGE" },
 	[OPT_DEMOTION]		= { "demotion",		 "USWAP_DEMOTION" },
 	[OPT_TIER_MAX]		= { "tier-max",		 "USWAP_TIER_MAX" },
 };
@@ -575,6 +579,28 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 			return -EINVAL;
 		}
 		return 0;
+	case OPT_ZSWAP_INCOMPRESSIBLE:
+		if (!strcmp(value, "device"))
+			opt->flags &= ~USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE;
+		else if (!strcmp(value, "store"))
+			opt->flags |= USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE;
+		else {
+			options_err(err, errlen, "%s: \"%s\" is not a choice (expected device or store)",
+				label, value);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_ZSWAP_CHARGE:
+		if (!strcmp(value, "on"))
+			opt->flags &= ~USWAP_OPT_ZSWAP_NO_CHARGE;
+		else if (!strcmp(value, "off"))
+			opt->flags |= USWAP_OPT_ZSWAP_NO_CHARGE;
+		else {
+			options_err(err, errlen, "%s: \"%s\" is not a setting (expected on or off)",
+				label, value);
+			return -EINVAL;
+		}
+		return 0;
 	case OPT_ZSWAP_THREADS:
 		ret = parse_u64(value, false, &v);
 		if (ret || v < 1 || v > OPTIONS_ZSWAP_THREADS_MAX) {
@@ -621,7 +647,7 @@ EXPORT int uswap_options_set(struct uswap_options *opt, const char *name,
 			break;
 	}
 	if (id == NR_OPTIONS) {
-		options_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads, verify, encrypt, demotion, tier-max or uffd-features-off)",
+		options_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads, zswap-incompressible, zswap-charge, verify, encrypt, demotion, tier-max or uffd-features-off)",
 			name);
 		return -EINVAL;
 	}

@@ -125,7 +125,9 @@ EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
 	}
 	if (opt->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE |
 			   USWAP_OPT_JOIN_TREE | USWAP_OPT_NO_VERIFY |
-			   USWAP_OPT_ENCRYPT)) {
+			   USWAP_OPT_ENCRYPT |
+			   USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE |
+			   USWAP_OPT_ZSWAP_NO_CHARGE)) {
 		options_err(err, errlen, "unknown flags 0x%x", opt->flags);
 		return -EINVAL;
 	}

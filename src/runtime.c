@@ -493,7 +493,11 @@ static int zswap_start(struct uswap_runtime *rt)
 		.accept_pct = rt->opt.zswap_accept_pct,
 		.threads = rt->opt.zswap_threads,
 		.max_unit = rt->opt.folio_size,
-		.account = memcg_account_pool,
+		.store_incompressible = rt->opt.flags &
+					USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE,
+		/* Uncharged (--zswap-charge off): the pool counts its own. */
+		.account = rt->opt.flags & USWAP_OPT_ZSWAP_NO_CHARGE ?
+			   NULL : memcg_account_pool,
 		.account_arg = rt,
 	};
 	struct swap_info *devs[SWAP_MAX_TYPES];

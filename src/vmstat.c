@@ -49,6 +49,7 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_ZSWAP_POOL_TOTAL_SIZE] = "zswap_pool_total_size",
 	[USWAP_ZSWAP_STORED_PAGES] = "zswap_stored_pages",
 	[USWAP_ZSWAP_SAME_FILLED_PAGES] = "zswap_same_filled_pages",
+	[USWAP_ZSWAP_STORED_INCOMPRESSIBLE_PAGES] = "zswap_stored_incompressible_pages",
 	[USWAP_ZSWAP_COMPRESSED_BYTES] = "zswap_compressed_bytes",
 	[USWAP_ZSWAP_REJECT_COMPRESS_POOR] = "zswap_reject_compress_poor",
 	[USWAP_ZSWAP_REJECT_COMPRESS_FAIL] = "zswap_reject_compress_fail",
@@ -110,6 +111,7 @@ static void read_zswap(struct uswap_runtime *rt, uint64_t *v)
 	v[USWAP_ZSWAP_POOL_TOTAL_SIZE] = st.pool_bytes;
 	v[USWAP_ZSWAP_STORED_PAGES] = st.stored_pages;
 	v[USWAP_ZSWAP_SAME_FILLED_PAGES] = st.same_filled_pages;
+	v[USWAP_ZSWAP_STORED_INCOMPRESSIBLE_PAGES] = st.stored_incompressible_pages;
 	v[USWAP_ZSWAP_COMPRESSED_BYTES] = st.compressed_bytes;
 	v[USWAP_ZSWAP_REJECT_COMPRESS_POOR] = st.reject_compress_poor;
 	v[USWAP_ZSWAP_REJECT_COMPRESS_FAIL] = st.reject_compress_fail;
@@ -374,6 +376,7 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 		   "\"rss_kib\": %llu, \"folio_size\": %llu, "
 		   "\"uffd_features\": %llu, \"write_protect\": %s, "
 		   "\"zswap\": \"%s\", \"zswap_unit\": \"%s\", "
+		   "\"zswap_incompressible\": \"%s\", \"zswap_charge\": \"%s\", "
 		   "\"budget\": \"%s\", \"member\": %u}}\n",
 		   (int)getpid(), (unsigned long long)hwm,
 		   (unsigned long long)rss,
@@ -382,6 +385,9 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 		   rt->have_wp ? "true" : "false",
 		   rt->zswap ? rt->opt.zswap : "off",
 		   rt->opt.zswap_unit == USWAP_ZSWAP_UNIT_PAGE ? "page" : "folio",
+		   rt->opt.flags & USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE ?
+		   "store" : "device",
+		   rt->opt.flags & USWAP_OPT_ZSWAP_NO_CHARGE ? "off" : "on",
 		   rt->memcg->name, rt->member);
 	out_flush(o);
 	err = o->err;

@@ -137,6 +137,8 @@ void zswap_entry_drop_page(struct zswap *zs, uint32_t id, uint32_t slot)
 
 	*zswap_slot_ref(zs, slot) = 0;
 	zswap_ctr_add(zs, ZC_STORED, -1);
+	if (e->flags & ZE_RAW)
+		zswap_ctr_add(zs, ZC_INCOMP, -1);
 	if (--e->live == 0)
 		entry_release(zs, id);
 }
@@ -192,11 +194,12 @@ static bool store_unit(struct zswap *zs, struct zswap_ctx *c, const void *src,
 		    comp_compress(c->comp, src, len, c->cbuf, len - len / 8);
 		if (n == -ENOSPC) {
 			zswap_ctr_add(zs, ZC_POOR, nr);
-			if (zs->can_writeback) {
+			if (zs->can_writeback && !zs->p.store_incompressible) {
 				program_memory_read_end();
 				return false;
 			}
-			flags = ZE_RAW;		/* no device: keep it as it is */
+			/* No device, or asked to: keep it as it is. */
+			flags = ZE_RAW;
 			data = src;
 			n = (ssize_t)len;
 		} else if (n <= 0) {
@@ -240,6 +243,8 @@ static bool store_unit(struct zswap *zs, struct zswap_ctx *c, const void *src,
 		zswap_ctr_add(zs, ZC_SAME, nr);
 	else
 		zswap_ctr_add(zs, ZC_CBYTES, clen);
+	if (flags & ZE_RAW)
+		zswap_ctr_add(zs, ZC_INCOMP, nr);
 	return true;
 }
 
@@ -703,6 +708,7 @@ void zswap_get_stats(struct zswap *zs, struct zswap_stats *st)
 		.zswpwb = atomic_load(&zs->ctr[ZC_ZSWPWB]),
 		.stored_pages = atomic_load(&zs->ctr[ZC_STORED]),
 		.same_filled_pages = atomic_load(&zs->ctr[ZC_SAME]),
+		.stored_incompressible_pages = atomic_load(&zs->ctr[ZC_INCOMP]),
 		.pool_bytes = ps.pool_bytes,
 		.compressed_bytes = atomic_load(&zs->ctr[ZC_CBYTES]),
 		.reject_compress_poor = atomic_load(&zs->ctr[ZC_POOR]),

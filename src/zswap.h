@@ -31,6 +31,8 @@ struct zswap_params {
 				   below this percentage of it */
 	unsigned threads;	/* compression threads besides the caller */
 	size_t max_unit;	/* largest folio stored: the folio size */
+	bool store_incompressible; /* keep what does not compress, as it is,
+				      also when there are devices */
 	/* Pool memory grew (> 0) or shrank (< 0) by pages: charge it. */
 	void (*account)(void *arg, long delta_pages);
 	void *account_arg;
@@ -45,7 +47,7 @@ struct zswap_params {
  */
 struct zswap_stats {
 	uint64_t zswpout, zswpin, zswpwb;
-	uint64_t stored_pages, same_filled_pages;
+	uint64_t stored_pages, same_filled_pages, stored_incompressible_pages;
 	uint64_t pool_bytes, compressed_bytes;
 	uint64_t reject_compress_poor, reject_pool_limit, reject_alloc_fail;
 	uint64_t reject_compress_fail, decompress_fail, written_back_fail;

@@ -48,7 +48,10 @@ grep -q '^USWAP_STATS_DIR=/' "$T/env" || fail "--verbose: no USWAP_STATS_DIR"
 
 # The options given as text or words are passed on as given.
 env_of --zswap zstd:3 --zswap-unit page --swap "$T/sw,size=64M" \
-	--swap-node-policy cpu --verify off --encrypt on --demotion none
+	--swap-node-policy cpu --verify off --encrypt on --demotion none \
+	--zswap-incompressible store --zswap-charge off
+has USWAP_ZSWAP_INCOMPRESSIBLE=store
+has USWAP_ZSWAP_CHARGE=off
 has USWAP_ZSWAP=zstd:3
 has USWAP_ZSWAP_UNIT=page
 has "USWAP_SWAP=$T/sw,size=64M"
@@ -64,6 +67,8 @@ has USWAP_ZSWAP_UNIT=folio
 has USWAP_SWAP_NODE_POLICY=page
 hasnt USWAP_SWAP
 env_of --swap none --zswap lz4 --tier-max 0=1G
+hasnt USWAP_ZSWAP_INCOMPRESSIBLE
+hasnt USWAP_ZSWAP_CHARGE
 has USWAP_SWAP=none
 has USWAP_TIER_MAX=0=1G
 

@@ -83,7 +83,7 @@ enum opt {
 	O_STATS, O_FAULT_THREADS, O_VERBOSE, O_UFFD, O_SWAP, O_ZSWAP,
 	O_ZSWAP_MAX, O_ZSWAP_ACCEPT, O_ZSWAP_UNIT, O_ZSWAP_THREADS,
 	O_SWAPTAB, O_SWAP_NODE_POLICY, O_VERIFY, O_DEMOTION, O_TIER_MAX,
-	O_ENCRYPT, NR_OPTS
+	O_ENCRYPT, O_ZSWAP_INCOMPRESSIBLE, O_ZSWAP_CHARGE, NR_OPTS
 };
 
 static const char *const opt_names[NR_OPTS] = {
@@ -91,7 +91,7 @@ static const char *const opt_names[NR_OPTS] = {
 	"stats", "fault-threads", "verbose", "uffd-features-off", "swap",
 	"zswap", "zswap-max", "zswap-accept", "zswap-unit", "zswap-threads",
 	"swaptab", "swap-node-policy", "verify", "demotion", "tier-max",
-	"encrypt",
+	"encrypt", "zswap-incompressible", "zswap-charge",
 };
 
 static const char *const env_names[NR_OPTS] = {
@@ -101,7 +101,8 @@ static const char *const env_names[NR_OPTS] = {
 	"USWAP_SWAP", "USWAP_ZSWAP", "USWAP_ZSWAP_MAX", "USWAP_ZSWAP_ACCEPT",
 	"USWAP_ZSWAP_UNIT", "USWAP_ZSWAP_THREADS", "USWAP_SWAPTAB",
 	"USWAP_SWAP_NODE_POLICY", "USWAP_VERIFY", "USWAP_DEMOTION",
-	"USWAP_TIER_MAX", "USWAP_ENCRYPT",
+	"USWAP_TIER_MAX", "USWAP_ENCRYPT", "USWAP_ZSWAP_INCOMPRESSIBLE",
+	"USWAP_ZSWAP_CHARGE",
 };
 
 /* The fields of struct uswap_options, named as their options ("#NAME"). */
@@ -489,6 +490,22 @@ static int ref_set(struct uswap_options *o, int id, const char *value)
 		else
 			return -EINVAL;
 		return 0;
+	case O_ZSWAP_INCOMPRESSIBLE:
+		if (!strcmp(value, "store"))
+			o->flags |= USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE;
+		else if (!strcmp(value, "device"))
+			o->flags &= ~USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE;
+		else
+			return -EINVAL;
+		return 0;
+	case O_ZSWAP_CHARGE:
+		if (!strcmp(value, "off"))
+			o->flags |= USWAP_OPT_ZSWAP_NO_CHARGE;
+		else if (!strcmp(value, "on"))
+			o->flags &= ~USWAP_OPT_ZSWAP_NO_CHARGE;
+		else
+			return -EINVAL;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -549,7 +566,9 @@ static void check_valid(const struct uswap_options *o)
 	CHECK(o->swap_node_policy <= USWAP_SWAP_NODE_CPU);
 	CHECK(!(o->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE |
 			     USWAP_OPT_JOIN_TREE | USWAP_OPT_NO_VERIFY |
-			     USWAP_OPT_ENCRYPT)));
+			     USWAP_OPT_ENCRYPT |
+			     USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE |
+			     USWAP_OPT_ZSWAP_NO_CHARGE)));
 	CHECK(!(o->flags & USWAP_OPT_NO_SWAP_FILE) || !o->swap[0]);
 }
 

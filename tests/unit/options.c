@@ -196,6 +196,20 @@ static void test_set(void)
 	set_bad("swap-size", "1M", -EINVAL, "--swap-size: \"1M\" is too small (expected at least 2M)");
 	set_bad("swap_size", "x", -EINVAL, "--swap-size: \"x\" is not a size");
 
+	/* The pool's policies: flags, set and cleared. */
+	if (!(set_ok("zswap-incompressible", "store").flags &
+	      USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE) ||
+	    (set_ok("zswap_incompressible", "device").flags &
+	     USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE))
+		t_fail("zswap-incompressible");
+	if (!(set_ok("zswap-charge", "off").flags & USWAP_OPT_ZSWAP_NO_CHARGE) ||
+	    (set_ok("zswap-charge", "on").flags & USWAP_OPT_ZSWAP_NO_CHARGE))
+		t_fail("zswap-charge");
+	set_bad("zswap-incompressible", "disk", -EINVAL,
+		"--zswap-incompressible: \"disk\" is not a choice (expected device or store)");
+	set_bad("zswap-charge", "no", -EINVAL,
+		"--zswap-charge: \"no\" is not a setting (expected on or off)");
+
 	/* Folio sizes: any spelling of 4K, 16K, 64K, 2M. */
 	if (set_ok("folio", "4K").folio_size != 4 * K ||
 	    set_ok("folio", "4096").folio_size != 4 * K ||

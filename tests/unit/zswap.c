@@ -61,6 +61,7 @@ struct fixture {
 };
 
 static unsigned setup_threads = 1;	/* compression threads of the next setup */
+static bool setup_store_incomp;	/* the next setup keeps incompressible pages */
 
 static void setup(struct fixture *fx, const char *comp, bool unit,
 		  unsigned nr, bool device, uint64_t pool_max)
@@ -70,7 +71,7 @@ static void setup(struct fixture *fx, const char *comp, bool unit,
 	struct zswap_params p = {
 		.unit = unit, .max_bytes = pool_max, .accept_pct = 90,
 		.threads = setup_threads, .max_unit = (size_t)nr * T_PAGE,
-		.account = account,
+		.account = account, .store_incompressible = setup_store_incomp,
 	};
 	unsigned f, k;
 
@@ -246,6 +247,71 @@ static void test_roundtrip(const char *comp, bool unit, unsigned nr,
 	printf("  %-8s unit=%d folio=%3u pages device=%d: pooled %llu of %u pages, zswpin %llu\n",
 	       comp, unit, fx.nr, device, (unsigned long long)pooled,
 	       FOLIOS * fx.nr, (unsigned long long)st.zswpin);
+	teardown(&fx);
+}
+
+/*
+ * --zswap-incompressible store: with a device behind the pool, pages that
+ * do not compress stay in the pool as they are (counted while there),
+ * read back whole, and go to the device with the rest on writeback; in
+ * the default mode the same pages are refused and none is stored so.
+ */
+static void test_store_incompressible(bool unit, unsigned nr)
+{
+	struct fixture fx;
+	struct zswap_stats st;
+	uint64_t pooled, wb;
+	unsigned f;
+
+	setup(&fx, "lz4", unit, nr, true, 64u << 20);
+	pooled = store_all(&fx);
+	zswap_get_stats(fx.zs, &st);
+	if (st.stored_incompressible_pages || !st.reject_compress_poor ||
+	    pooled == (uint64_t)FOLIOS * nr)
+		t_fail("device mode: %llu pages stored as they are, %llu poor, "
+		       "%llu of %u pooled", (unsigned long long)st.stored_incompressible_pages,
+		       (unsigned long long)st.reject_compress_poor,
+		       (unsigned long long)pooled, FOLIOS * nr);
+	free_all(&fx);
+	teardown(&fx);
+
+	setup_store_incomp = true;
+	setup(&fx, "lz4", unit, nr, true, 64u << 20);
+	setup_store_incomp = false;
+	pooled = store_all(&fx);
+	zswap_get_stats(fx.zs, &st);
+	if (pooled != (uint64_t)FOLIOS * nr)
+		t_fail("store mode: %llu of %u pages pooled", (unsigned long long)pooled,
+		       FOLIOS * nr);
+	if (!st.reject_compress_poor ||
+	    st.stored_incompressible_pages != st.reject_compress_poor)
+		t_fail("store mode: %llu pages compressed poorly, %llu stored as they are",
+		       (unsigned long long)st.reject_compress_poor,
+		       (unsigned long long)st.stored_incompressible_pages);
+	if (st.compressed_bytes < st.stored_incompressible_pages * T_PAGE)
+		t_fail("store mode: %llu bytes held for %llu raw pages",
+		       (unsigned long long)st.compressed_bytes,
+		       (unsigned long long)st.stored_incompressible_pages);
+	for (f = 0; f < FOLIOS; f++)
+		load_check(&fx, f, 0, nr);
+
+	/* Writeback takes them to the device like the rest. */
+	zswap_fork_prepare(fx.zs);	/* pause background writeback */
+	wb = zswap_writeback(fx.zs, fx.c, 0);
+	zswap_get_stats(fx.zs, &st);
+	if (st.stored_incompressible_pages || st.stored_pages || !wb ||
+	    wb > pooled)
+		t_fail("store mode: after writeback of %llu pages, %llu raw and "
+		       "%llu pages still stored", (unsigned long long)wb,
+		       (unsigned long long)st.stored_incompressible_pages,
+		       (unsigned long long)st.stored_pages);
+	for (f = 0; f < FOLIOS; f++)
+		load_check(&fx, f, 0, nr);
+	free_all(&fx);
+	zswap_fork_done(fx.zs);
+	printf("  incompressible store unit=%d folio=%u pages: %llu stored as they "
+	       "are, then written back with the rest (%llu pages)\n", unit, nr,
+	       (unsigned long long)st.reject_compress_poor, (unsigned long long)wb);
 	teardown(&fx);
 }
 
@@ -554,6 +620,8 @@ int main(int argc, char **argv)
 		}
 	test_roundtrip("lz4", true, 16, false);
 	test_roundtrip("lz4", false, 16, false);
+	test_store_incompressible(true, 1);
+	test_store_incompressible(false, 16);
 	test_limit_writeback(true);
 	test_limit_writeback(false);
 	test_shared_writeback();
