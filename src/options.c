@@ -325,6 +325,27 @@ static int set_bool(unsigned *flags, unsigned bit, const char *label,
 	return -EINVAL;
 }
 
+/*
+ * A switch between two words, kept as one flag: the flag is set by the
+ * word `sets` (a or b).  what names the kind of value in the message.
+ */
+static int set_switch(unsigned *flags, unsigned flag, const char *a,
+		      const char *b, const char *sets, const char *what,
+		      const char *label, const char *value, char *err,
+		      size_t errlen)
+{
+	if (strcmp(value, a) && strcmp(value, b)) {
+		options_err(err, errlen, "%s: \"%s\" is not a %s (expected %s or %s)",
+			    label, value, what, a, b);
+		return -EINVAL;
+	}
+	if (!strcmp(value, sets))
+		*flags |= flag;
+	else
+		*flags &= ~flag;
+	return 0;
+}
+
 /* A percentage: "20" or "20%", from 1 to 100. */
 static int set_pct(unsigned *field, const char *label, const char *value,
 		   char *err, size_t errlen)
@@ -540,27 +561,11 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		}
 		return 0;
 	case OPT_VERIFY:
-		if (!strcmp(value, "on"))
-			opt->flags &= ~USWAP_OPT_NO_VERIFY;
-		else if (!strcmp(value, "off"))
-			opt->flags |= USWAP_OPT_NO_VERIFY;
-		else {
-			options_err(err, errlen, "%s: \"%s\" is not a setting (expected on or off)",
-				label, value);
-			return -EINVAL;
-		}
-		return 0;
+		return set_switch(&opt->flags, USWAP_OPT_NO_VERIFY, "on", "off",
+				  "off", "setting", label, value, err, errlen);
 	case OPT_ENCRYPT:
-		if (!strcmp(value, "on"))
-			opt->flags |= USWAP_OPT_ENCRYPT;
-		else if (!strcmp(value, "off"))
-			opt->flags &= ~USWAP_OPT_ENCRYPT;
-		else {
-			options_err(err, errlen, "%s: \"%s\" is not a setting (expected on or off)",
-				label, value);
-			return -EINVAL;
-		}
-		return 0;
+		return set_switch(&opt->flags, USWAP_OPT_ENCRYPT, "on", "off",
+				  "on", "setting", label, value, err, errlen);
 	case OPT_ZSWAP:
 		return set_zswap(opt, label, value, err, errlen);
 	case OPT_ZSWAP_MAX:
@@ -580,27 +585,12 @@ static int option_set(struct uswap_options *opt, enum option_id id,
 		}
 		return 0;
 	case OPT_ZSWAP_INCOMPRESSIBLE:
-		if (!strcmp(value, "device"))
-			opt->flags &= ~USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE;
-		else if (!strcmp(value, "store"))
-			opt->flags |= USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE;
-		else {
-			options_err(err, errlen, "%s: \"%s\" is not a choice (expected device or store)",
-				label, value);
-			return -EINVAL;
-		}
-		return 0;
+		return set_switch(&opt->flags, USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE,
+				  "device", "store", "store", "choice", label,
+				  value, err, errlen);
 	case OPT_ZSWAP_CHARGE:
-		if (!strcmp(value, "on"))
-			opt->flags &= ~USWAP_OPT_ZSWAP_NO_CHARGE;
-		else if (!strcmp(value, "off"))
-			opt->flags |= USWAP_OPT_ZSWAP_NO_CHARGE;
-		else {
-			options_err(err, errlen, "%s: \"%s\" is not a setting (expected on or off)",
-				label, value);
-			return -EINVAL;
-		}
-		return 0;
+		return set_switch(&opt->flags, USWAP_OPT_ZSWAP_NO_CHARGE, "on", "off",
+				  "off", "setting", label, value, err, errlen);
 	case OPT_ZSWAP_THREADS:
 		ret = parse_u64(value, false, &v);
 		if (ret || v < 1 || v > OPTIONS_ZSWAP_THREADS_MAX) {

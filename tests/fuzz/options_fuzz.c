@@ -397,6 +397,19 @@ static int ref_set_zswap(char *field, size_t size, const char *value)
 	return 0;
 }
 
+/* Words a and b switch flag; the word `sets` sets it. */
+static int ref_set_switch(unsigned *flags, unsigned flag, const char *value,
+			  const char *a, const char *b, const char *sets)
+{
+	if (strcmp(value, a) && strcmp(value, b))
+		return -EINVAL;
+	if (!strcmp(value, sets))
+		*flags |= flag;
+	else
+		*flags &= ~flag;
+	return 0;
+}
+
 static int ref_set_choice(unsigned *field, const char *value, const char *a,
 			  unsigned va, const char *b, unsigned vb)
 {
@@ -466,13 +479,8 @@ static int ref_set(struct uswap_options *o, int id, const char *value)
 				      USWAP_SWAP_NODE_PAGE, "cpu",
 				      USWAP_SWAP_NODE_CPU);
 	case O_VERIFY:
-		if (!strcmp(value, "on"))
-			o->flags &= ~USWAP_OPT_NO_VERIFY;
-		else if (!strcmp(value, "off"))
-			o->flags |= USWAP_OPT_NO_VERIFY;
-		else
-			return -EINVAL;
-		return 0;
+		return ref_set_switch(&o->flags, USWAP_OPT_NO_VERIFY, value, "on",
+				      "off", "off");
 	case O_DEMOTION:
 		/* The SPEC grammar has its own model (demotion_fuzz.c). */
 		if (strlen(value) >= sizeof(o->demotion) ||
@@ -483,29 +491,14 @@ static int ref_set(struct uswap_options *o, int id, const char *value)
 	case O_TIER_MAX:
 		return ref_set_tier_max(o, value);
 	case O_ENCRYPT:
-		if (!strcmp(value, "on"))
-			o->flags |= USWAP_OPT_ENCRYPT;
-		else if (!strcmp(value, "off"))
-			o->flags &= ~USWAP_OPT_ENCRYPT;
-		else
-			return -EINVAL;
-		return 0;
+		return ref_set_switch(&o->flags, USWAP_OPT_ENCRYPT, value, "on",
+				      "off", "on");
 	case O_ZSWAP_INCOMPRESSIBLE:
-		if (!strcmp(value, "store"))
-			o->flags |= USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE;
-		else if (!strcmp(value, "device"))
-			o->flags &= ~USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE;
-		else
-			return -EINVAL;
-		return 0;
+		return ref_set_switch(&o->flags, USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE,
+				      value, "device", "store", "store");
 	case O_ZSWAP_CHARGE:
-		if (!strcmp(value, "off"))
-			o->flags |= USWAP_OPT_ZSWAP_NO_CHARGE;
-		else if (!strcmp(value, "on"))
-			o->flags &= ~USWAP_OPT_ZSWAP_NO_CHARGE;
-		else
-			return -EINVAL;
-		return 0;
+		return ref_set_switch(&o->flags, USWAP_OPT_ZSWAP_NO_CHARGE, value, "on",
+				      "off", "off");
 	}
 	return -EINVAL;
 }
