@@ -218,6 +218,12 @@ static void test_roundtrip(const char *comp, bool unit, unsigned nr,
 		t_fail("%s: random pages were not refused as incompressible", comp);
 	if (!device && pooled != (uint64_t)FOLIOS * nr)
 		t_fail("%s: without a device every page must be pooled", comp);
+	if (st.stored_incompressible_pages !=
+	    (device ? 0 : st.reject_compress_poor))
+		t_fail("%s device=%d: %llu pages stored as they are, %llu poor",
+		       comp, device,
+		       (unsigned long long)st.stored_incompressible_pages,
+		       (unsigned long long)st.reject_compress_poor);
 	if (charged <= 0 || (uint64_t)charged << 12 != st.pool_bytes)
 		t_fail("%s unit=%d nr=%u: charged %ld pages, pool holds %llu bytes "
 		       "(pooled %llu, same-filled %llu, poor %llu, fail %llu)",
@@ -242,7 +248,8 @@ static void test_roundtrip(const char *comp, bool unit, unsigned nr,
 		free_all(&fx);
 	}
 	zswap_get_stats(fx.zs, &st);
-	if (st.stored_pages || st.same_filled_pages || st.compressed_bytes)
+	if (st.stored_pages || st.same_filled_pages || st.compressed_bytes ||
+	    st.stored_incompressible_pages)
 		t_fail("%s: pool not empty after every slot was freed", comp);
 	printf("  %-8s unit=%d folio=%3u pages device=%d: pooled %llu of %u pages, zswpin %llu\n",
 	       comp, unit, fx.nr, device, (unsigned long long)pooled,
