@@ -90,7 +90,9 @@ static bool budget_used(const struct view *v, size_t i)
 }
 
 /*
- * Resident memory and the pool of every process against the budgets.
+ * Resident memory and the pool of every process against the budgets;
+ * memory that processes share since a fork is charged to their budget
+ * once, and counted here once.
  * Processes forked from one another share one; a program that is
  * started (exec) has its own.  The limit is the sum of the budgets in
  * use (or the largest, when no process manages memory).
@@ -99,7 +101,7 @@ static void show_budget(FILE *f, const struct view *v)
 {
 	uint64_t resident = view_sum(v, "resident_bytes");
 	uint64_t pool = view_sum(v, "zswap_pool_total_size");
-	uint64_t max = 0;
+	uint64_t max = 0, shared = 0;
 	char a[16], b[16], c[16];
 	unsigned nr = 0;
 	size_t i;
@@ -108,15 +110,21 @@ static void show_budget(FILE *f, const struct view *v)
 		if (budget_seen(v, i) || !budget_used(v, i))
 			continue;
 		max += doc_counter(v->procs[i].doc, "max_bytes");
+		/* The budget's, in no process's resident_bytes. */
+		shared += doc_counter(v->procs[i].doc, "fork_shared_bytes");
 		nr++;
 	}
 	if (!nr)
 		max = counters_get(&v->m.vmstat, "max_bytes");
+	resident += shared;
 	fputs("budget ", f);
 	bar(f, resident + pool, max);
-	fprintf(f, " %3.0f%%  %s resident + %s pool of %s",
-		max ? (double)(resident + pool) * 100 / (double)max : 0.0,
-		human((double)resident, a), human((double)pool, b),
+	fprintf(f, " %3.0f%%  %s resident", max ?
+		(double)(resident + pool) * 100 / (double)max : 0.0,
+		human((double)resident, a));
+	if (shared)
+		fprintf(f, " (%s shared by fork)", human((double)shared, a));
+	fprintf(f, " + %s pool of %s", human((double)pool, b),
 		human((double)max, c));
 	if (nr > 1)
 		fprintf(f, " (%u budgets)", nr);

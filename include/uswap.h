@@ -298,6 +298,9 @@ enum uswap_counter {
 					   process of the tree (fork) */
 	USWAP_FAULT_THREAD_MOVES,	/* fault threads that moved to the CPU
 					   of the thread whose fault they served */
+	USWAP_FORK_SHARED_BYTES,	/* now: resident bytes processes of the
+					   tree share since a fork, charged to
+					   the tree once */
 	USWAP_NR_COUNTERS
 };
 

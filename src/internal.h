@@ -84,6 +84,10 @@ enum folio_state {
 #define F_STORING	(1u << 12)	/* a victim the reclaimer still reads
 					   in place (pageout.c): in flight,
 					   even if a write made it RESIDENT */
+#define F_SHARED	(1u << 13)	/* resident at a fork: its pages may be
+					   mapped by other processes of the
+					   tree too, charged once to the tree's
+					   `shared` (fork_share.c); WP'd */
 #define FOLIO_NODE_SHIFT	16
 #define FOLIO_NODE_MASK		(0x3fu << FOLIO_NODE_SHIFT)	/* 64 nodes */
 
@@ -205,6 +209,11 @@ struct memcg {
 	_Atomic unsigned waiters;	/* faults waiting for room */
 	_Atomic unsigned sleepers;	/* reclaimers waiting for a kick */
 	_Atomic bool stuck;		/* reclaim can make no room: admit past max */
+	_Atomic uint64_t shared;	/* of resident: pages shared by fork,
+					   charged to no member (fork_share.c) */
+	pthread_mutex_t share_lock;	/* robust, process-shared: an eviction's
+					   look at who maps a shared page and its
+					   zap, against another's (fork_share.c) */
 	_Atomic unsigned nr_live;	/* members LIVE or FORKING */
 	_Atomic uint64_t checked_us;	/* when a process last checked the
 					   members' processes in /proc */
@@ -284,6 +293,9 @@ struct uswap_runtime {
 	struct zswap *zswap;		/* compressed pool in front, or NULL */
 	struct zswap_ctx *fork_zctx;	/* for reading the pool at fork */
 	_Atomic uint64_t pool_pages;	/* charged for the pool */
+	int pagemap_fd;			/* /proc/self/pagemap, or -1: pages
+					   shared by fork are charged to every
+					   process then, as before (fork_share.c) */
 	struct vmstat stat;
 	_Atomic uint64_t nonresident_age;	/* workingset clock, pages */
 	_Atomic uint64_t active_pages;	/* on the active lists of regions in the table */
@@ -299,7 +311,7 @@ struct uswap_runtime {
 	void *zero_buf;			/* MAX folio of zeros, read-only */
 	void *thread_bufs;		/* one folio buffer per fault thread */
 	uint64_t meta_bytes;
-	bool logged_full, logged_overrun, logged_io;
+	bool logged_full, logged_overrun, logged_io, logged_share;
 };
 
 /* prim.c: the system call layer. */
@@ -388,6 +400,20 @@ bool memcg_try_charge(struct uswap_runtime *rt, unsigned nr);
 /* Charge nr pages now, past max if need be (never waits). */
 void memcg_force_charge(struct uswap_runtime *rt, unsigned nr);
 void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr);
+/* Pages shared by fork (fork_share.c): this member's charge of nr pages
+   moves to the tree's `shared`; nr shared pages are freed. */
+void memcg_share(struct uswap_runtime *rt, uint64_t nr);
+void memcg_unshare(struct uswap_runtime *rt, uint64_t nr);
+void memcg_share_lock(struct memcg *mc);
+void memcg_share_unlock(struct memcg *mc);
+
+/* fork_share.c */
+void fork_share_open(struct uswap_runtime *rt);
+void fork_share_close(struct uswap_runtime *rt);
+unsigned share_exclusive(struct uswap_runtime *rt, uintptr_t addr, unsigned nr);
+void fork_share_parent(struct uswap_runtime *rt);
+int fork_share_child(struct uswap_runtime *rt);
+unsigned share_release(struct uswap_runtime *rt, uintptr_t addr, unsigned nr);
 bool memcg_above_high(struct uswap_runtime *rt);
 /* Above low, and this process holds at least its share: reclaim on. */
 bool memcg_should_reclaim(struct uswap_runtime *rt);

@@ -28,7 +28,13 @@
  * futexes in the shared mapping (a fault waits on `room`, a reclaimer on
  * `kick`; each is a counter bumped before the wake-up).  A process killed
  * while it waits leaves nothing behind, where a process-shared condition
- * variable would be left inconsistent.
+ * variable would be left inconsistent.  (The one lock, share_lock, orders
+ * the evictions of pages shared by fork, fork_share.c; it is robust, and
+ * guards no data.)
+ *
+ * Pages shared by fork are charged once, to the tree's `shared` rather
+ * than to a member (fork_share.c): `resident` is the members' charges plus
+ * `shared`.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -185,6 +191,18 @@ static int memcg_join(struct uswap_runtime *rt, int fd)
 	return 0;
 }
 
+/* Process-shared, and robust: a member may be killed holding it. */
+static void share_lock_init(struct memcg *mc)
+{
+	pthread_mutexattr_t attr;
+
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setpshared(&attr, PTHREAD_PROCESS_SHARED);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&mc->share_lock, &attr);
+	pthread_mutexattr_destroy(&attr);
+}
+
 int memcg_create(struct uswap_runtime *rt, uint64_t max_bytes,
 		 uint64_t high_bytes, unsigned folio_pages)
 {
@@ -216,6 +234,7 @@ int memcg_create(struct uswap_runtime *rt, uint64_t max_bytes,
 	/* Stop 2% of max (at least a 2 MiB batch, two folios) below high. */
 	delta = MAX(mc->max / 50, MAX(512u, 2u * folio_pages));
 	mc->low = mc->high > 2 * delta ? mc->high - delta : mc->high / 2;
+	share_lock_init(mc);
 	rt->memcg = mc;
 	return member_add(rt);
 }
@@ -395,6 +414,47 @@ void memcg_account_pool(void *arg, long delta_pages)
 	try_charge(rt, (unsigned)delta_pages, true);
 }
 
+/* --- pages shared by fork (fork_share.c) --- */
+
+void memcg_share(struct uswap_runtime *rt, uint64_t nr)
+{
+	struct memcg *mc = rt->memcg;
+	uint64_t own = atomic_load(&mc->member[rt->member].charged);
+
+	nr = MIN(nr, own);	/* the pages shared were charged here */
+	atomic_fetch_sub(&mc->member[rt->member].charged, nr);
+	atomic_fetch_add(&mc->shared, nr);
+}
+
+/* nr shared pages are gone (at most what `shared` holds). */
+void memcg_unshare(struct uswap_runtime *rt, uint64_t nr)
+{
+	struct memcg *mc = rt->memcg;
+	uint64_t cur = atomic_load(&mc->shared);
+
+	do {
+		if (!cur || !nr)
+			return;
+		nr = MIN(nr, cur);
+	} while (!atomic_compare_exchange_weak(&mc->shared, &cur, cur - nr));
+	atomic_fetch_sub(&mc->resident, nr);
+	if (atomic_load(&mc->waiters))
+		bump(&mc->room);
+}
+
+/* The lock of a process that died holding it is taken over as it is:
+   it guards no data, only the order of looks and zaps. */
+void memcg_share_lock(struct memcg *mc)
+{
+	if (pthread_mutex_lock(&mc->share_lock) == EOWNERDEAD)
+		pthread_mutex_consistent(&mc->share_lock);
+}
+
+void memcg_share_unlock(struct memcg *mc)
+{
+	pthread_mutex_unlock(&mc->share_lock);
+}
+
 uint64_t memcg_own_pages(struct uswap_runtime *rt)
 {
 	return atomic_load(&rt->memcg->member[rt->member].charged);
@@ -411,15 +471,18 @@ bool memcg_above_high(struct uswap_runtime *rt)
 /*
  * Reclaim on while the tree is above low (or a fault waits) and this
  * process holds at least the average share: own * members >= total.
+ * Pages shared by fork count as everyone's: each process that maps them
+ * must let go of them before they are freed.
  */
 bool memcg_should_reclaim(struct uswap_runtime *rt)
 {
 	struct memcg *mc = rt->memcg;
 	uint64_t total = atomic_load(&mc->resident);
+	uint64_t mine = memcg_own_pages(rt) + atomic_load(&mc->shared);
 
 	if (total <= mc->low && !atomic_load(&mc->waiters))
 		return false;
-	return memcg_own_pages(rt) * atomic_load(&mc->nr_live) >= total;
+	return mine * atomic_load(&mc->nr_live) >= total;
 }
 
 /*
@@ -553,8 +616,9 @@ void tier_promote_charge(struct uswap_runtime *rt, int node, unsigned nr)
 
 /*
  * Before fork: a member for the child, charged what this process has
- * charged (its resident pages and pool are the child's too, until they
- * diverge).  Returns its index, or -ENOSPC when the table is full.
+ * charged (its pool and demoted pages are the child's too, until they
+ * diverge; its resident pages too when fork_share.c could not share them).
+ * Returns its index, or -ENOSPC when the table is full.
  */
 int memcg_fork_prepare(struct uswap_runtime *rt)
 {
@@ -736,6 +800,16 @@ static bool reap_claim(struct memcg *mc, unsigned m, unsigned st,
 
 	if (r && (kill(r, 0) == 0 || errno != ESRCH))
 		return false;		/* being reaped by a live process */
+	/*
+	 * REAPING with no reaper: the reaper has just finished (release
+	 * clears the reaper before it frees the entry), and st was read
+	 * while it worked.  Taking it over would release the member twice,
+	 * and the tree would count one live member too few: then no member
+	 * holds its "equal share", nobody reclaims, and faults wait forever
+	 * (seen: five python3 workers at their max, nr_live 4).
+	 */
+	if (st == MEMBER_REAPING && !r)
+		return false;
 	if (!atomic_compare_exchange_strong(&mc->member[m].reaper, &r,
 					    (int)getpid()))
 		return false;
@@ -760,7 +834,7 @@ static bool reap_claim(struct memcg *mc, unsigned m, unsigned st,
  * process of the tree (check_turn) checks the processes of the LIVE
  * members and marks those it finds gone (gone_gen); every process reaps
  * the gone members it can.  A member is reaped once: the reaper claims it
- * first (reap_claim).  Its slots can only be freed by a process that uses
+ * first (reap_claim), and released once.  Its slots can only be freed by a process that uses
  * the same devices; one that does not leaves the member to them, unless
  * none is left (the devices went with the last of them).
  */

@@ -12,8 +12,9 @@
  *     the slots: while nobody writes, the folio is clean and can be dropped
  *     again without I/O (the kernel's swap cache);
  *   - a write-protect fault: a write to an armed folio (referenced), to a
- *     clean one (now dirty: its slots are freed), or to one being evicted
- *     (the eviction is aborted) (fault_wp).
+ *     clean one (now dirty: its slots are freed), to one being evicted
+ *     (the eviction is aborted), or to one shared by fork (the writer is
+ *     charged for it, fork_share.c) (fault_wp).
  * Several threads faulting on one folio get one load: the first takes the
  * folio to LOADING, the others find it so and return; UFFDIO_COPY wakes
  * every thread waiting in its range.
@@ -536,20 +537,38 @@ static void fault_wp(struct fault_thread *ft, uintptr_t addr)
 	struct region *r;
 	struct folio *f;
 	uint32_t i, fl, nfl, page;
+	unsigned charged = 0, excl = 0;
 	uintptr_t a;
 	size_t len;
 
 	count_event(rt, USWAP_WP_FAULT, 1);
+again:
 	pthread_rwlock_rdlock(&rt->op_lock);
 	r = region_find_locked(rt, addr);
 	if (!r) {
 		pthread_rwlock_unlock(&rt->op_lock);
 		prim_uffd_wake(rt->uffd, addr, PAGE_SIZE);
-		return;
+		goto out;
 	}
 	i = folio_index(r, addr);
 	f = &r->folios[i];
 	folio_range(r, i, &a, &len, &page);
+	/*
+	 * A write to a folio shared by fork (fork_share.c): the writer is
+	 * charged the folio, before any lock (charging may wait for reclaim),
+	 * and the pages it maps alone leave the tree's shared charge below.
+	 */
+	if ((atomic_load(&f->flags) & F_SHARED) &&
+	    charged != (unsigned)(len >> PAGE_SHIFT)) {
+		pthread_rwlock_unlock(&rt->op_lock);
+		if (charged)
+			memcg_uncharge(rt, charged);
+		charged = (unsigned)(len >> PAGE_SHIFT);
+		memcg_charge(rt, charged);
+		goto again;
+	}
+	if (charged)
+		excl = share_exclusive(rt, a, charged);
 	/*
 	 * lru_lock from the change of flags to the end of the unprotect: the
 	 * reclaimer arms a folio (F_ARMED, under lru_lock) and write-protects
@@ -576,10 +595,14 @@ static void fault_wp(struct fault_thread *ft, uintptr_t addr)
 			prim_uffd_wake(rt->uffd, addr, PAGE_SIZE);
 			break;
 		}
-		nfl = (fl & ~(F_ARMED | F_CLEAN | FOLIO_STATE_MASK)) |
+		nfl = (fl & ~(F_ARMED | F_CLEAN | F_SHARED | FOLIO_STATE_MASK)) |
 		      F_REFERENCED | FOLIO_RESIDENT;
 		if (!atomic_compare_exchange_weak(&f->flags, &fl, nfl))
 			continue;
+		if (fl & F_SHARED) {
+			memcg_unshare(rt, excl);
+			charged = 0;	/* the writer's now */
+		}
 		if (fl & F_CLEAN) {
 			region_free_entries(r, page,
 					    (uint32_t)(len >> PAGE_SHIFT));
@@ -599,6 +622,9 @@ static void fault_wp(struct fault_thread *ft, uintptr_t addr)
 	}
 	pthread_mutex_unlock(&r->lru_lock);
 	pthread_rwlock_unlock(&rt->op_lock);
+out:
+	if (charged)	/* not shared after all (another thread's write) */
+		memcg_uncharge(rt, charged);
 }
 
 /*

@@ -151,6 +151,9 @@ static int unmap_managed_locked(struct uswap_runtime *rt, uintptr_t s,
 	unsigned i = 0;
 	int err = 0;
 
+	/* Who else maps a page shared by fork, and the unmap, at once. */
+	if (kernel_unmap)
+		memcg_share_lock(rt->memcg);
 	while (i < rt->nr_regions) {
 		struct region *r = rt->regions[i];
 		uintptr_t a = MAX(s, r->start), b = MIN(e, r->end);
@@ -167,6 +170,7 @@ static int unmap_managed_locked(struct uswap_runtime *rt, uintptr_t s,
 	}
 	if (kernel_unmap) {
 		prim_munmap((void *)s, e - s);
+		memcg_share_unlock(rt->memcg);
 		/* Threads that faulted on it retry and see no mapping. */
 		prim_uffd_wake(rt->uffd, s, e - s);
 	}
@@ -295,6 +299,7 @@ EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 	 * MADV_FREE's pages may read back old data or zeros; uswap makes
 	 * them zeros at once, as MADV_DONTNEED.
 	 */
+	memcg_share_lock(rt->memcg);
 	for (i = 0; i < rt->nr_regions; i++) {
 		struct region *r = rt->regions[i];
 		uintptr_t a = MAX(s, r->start), b = MIN(e, r->end);
@@ -304,6 +309,7 @@ EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 	}
 	prim_madvise(addr, len, advice == MADV_REMOVE ? MADV_REMOVE :
 		     MADV_DONTNEED);
+	memcg_share_unlock(rt->memcg);
 	for (i = 0; i < rt->nr_regions; i++) {
 		struct region *r = rt->regions[i];
 		uintptr_t a = MAX(s, r->start), b = MIN(e, r->end);

@@ -316,8 +316,9 @@ static uint32_t folio_pages_in(const struct region *r, uint32_t i,
  * range leaves the region (munmap): a resident folio partly in it is
  * uncharged for those pages, as the folio left behind is smaller; without
  * (MADV_DONTNEED), they come back as zeros and stay charged.  A demoted
- * folio's pages are uncharged from their tier.  Returns the number of
- * pages uncharged from the budget (not counting demoted ones).
+ * folio's pages are uncharged from their tier, a shared one's from the
+ * tree's shared charge if nobody else maps them (fork_share.c).  Returns
+ * the number of pages uncharged from this process's charge.
  */
 uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end,
 			   bool unmap)
@@ -335,7 +336,26 @@ uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end,
 		folio_range(r, i, &a, &len, &p0);
 		all = (uint32_t)(len >> PAGE_SHIFT);
 		nr = folio_pages_in(r, i, start, end, &page);
-		if (folio_state(fl) == FOLIO_RESIDENT) {
+		if (folio_state(fl) == FOLIO_RESIDENT && (fl & F_SHARED)) {
+			/*
+			 * Shared by fork (fork_share.c): the pages going that
+			 * nobody else maps are freed.  Pages dropped from a
+			 * folio that stays come back as zeros of this
+			 * process's own: the folio is then the process's,
+			 * charged whole, as if written.
+			 */
+			if (nr == all || unmap) {
+				share_release(r->rt, a + ((uintptr_t)(page - p0) << PAGE_SHIFT), nr);
+			} else {
+				memcg_force_charge(r->rt, all);
+				share_release(r->rt, a, all);
+				fl &= ~F_SHARED;
+			}
+			if (fl & F_CLEAN) {
+				region_free_entries(r, p0, all);
+				fl &= ~F_CLEAN;
+			}
+		} else if (folio_state(fl) == FOLIO_RESIDENT) {
 			/*
 			 * A folio is charged whole while resident: a page
 			 * dropped from it comes back as zeros inside it

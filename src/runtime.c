@@ -10,13 +10,16 @@
  * swap entries into the child's page tables:
  *
  *  - before fork, the parent settles every folio (nothing in flight),
- *    pauses the pool's writeback, and gives the child a member in the
- *    budget, charged what the parent holds; every slot the parent's
+ *    pauses the pool's writeback, charges its resident folios to the tree
+ *    as shared with the child (fork_share.c), and gives the child a member
+ *    in the budget, charged the rest of what the parent holds (its copy of
+ *    the pool, its demoted folios); every slot the parent's
  *    regions name gets one more use, held by that member (the slot maps
  *    are shared memory, swapon.c);
  *  - in the child, the regions are registered again on a new userfaultfd,
  *    clean resident folios drop their slots (their write-protection did
- *    not survive fork), and fresh threads serve faults and reclaim.  The
+ *    not survive fork), the shared ones are write-protected again, and
+ *    fresh threads serve faults and reclaim.  The
  *    pool is the child's copy: it names the same slots;
  *  - the parent waits until the child has taken its member (or fork
  *    failed: the member is then released), and goes on.
@@ -100,6 +103,7 @@ static void fork_prepare(void)
 		settle_range(rt, 0, UINTPTR_MAX);
 		if (rt->zswap)
 			zswap_fork_prepare(rt->zswap);
+		fork_share_parent(rt);
 		fork_member[i] = memcg_fork_prepare(rt);
 		if (fork_member[i] >= 0)
 			share_slots(rt, (unsigned)fork_member[i]);
@@ -221,6 +225,7 @@ static void child_materialize(struct uswap_runtime *rt, int member)
 	}
 	child_forget_workers(rt);
 	close(rt->uffd);
+	fork_share_close(rt);
 	close(rt->wake_pipe[0]);
 	close(rt->wake_pipe[1]);
 	/* The devices are shared with the parent: close our descriptors only. */
@@ -299,6 +304,9 @@ static int child_restart(struct uswap_runtime *rt)
 		if (err)
 			return err;
 	}
+	err = fork_share_child(rt);
+	if (err)
+		return err;
 	close(rt->wake_pipe[0]);
 	close(rt->wake_pipe[1]);
 	if (pipe2(rt->wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -575,6 +583,8 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	if (err)
 		goto err_free;
 	rt->have_wp = rt->features & UFFD_FEATURE_PAGEFAULT_FLAG_WP;
+	rt->pagemap_fd = -1;
+	fork_share_open(rt);
 	prim_self_pidfd_open();
 	if (!rt->have_wp)
 		uswap_log("userfaultfd write-protect is unavailable: memory cannot be evicted safely and stays resident");
@@ -645,6 +655,7 @@ err_regions:
 	region_table_destroy(rt);
 err_close_uffd:
 	pthread_rwlock_destroy(&rt->op_lock);
+	fork_share_close(rt);
 	close(rt->uffd);
 err_free:
 	prim_free(rt, sizeof(*rt));
@@ -677,6 +688,7 @@ EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
 	runtime_list_del(rt);
 	stop_threads(rt);
 	pthread_rwlock_wrlock(&rt->op_lock);
+	memcg_share_lock(rt->memcg);	/* fork_share.c: look, then unmap */
 	while (rt->nr_regions) {
 		struct region *r = rt->regions[--rt->nr_regions];
 
@@ -684,7 +696,9 @@ EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
 		prim_munmap((void *)r->start, r->end - r->start);
 		region_put(r);
 	}
+	memcg_share_unlock(rt->memcg);
 	pthread_rwlock_unlock(&rt->op_lock);
+	fork_share_close(rt);
 	close(rt->wake_pipe[0]);
 	close(rt->wake_pipe[1]);
 	close(rt->uffd);

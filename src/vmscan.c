@@ -326,6 +326,7 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 	struct uswap_runtime *rt = rc->rt;
 	unsigned k, nz = 0;
 	uint64_t freed = 0, fast = 0, out = 0, clean = 0;
+	bool shared = false;
 	uint32_t p;
 
 	for (k = 0; k < nv; k++) {
@@ -353,9 +354,28 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 		rc->iov[nz].iov_len = (size_t)v->nr_pages << PAGE_SHIFT;
 		nz++;
 		v->written = true;
+		if (v->fl & F_SHARED)	/* as isolated: only fork sets it */
+			shared = true;
+	}
+	/*
+	 * Victims shared by fork: the pages nobody else maps are freed by the
+	 * zap.  Look and zap under the tree's share_lock, so that two
+	 * processes evicting one page do not both see the other's mapping.
+	 */
+	if (shared) {
+		memcg_share_lock(rt->memcg);
+		for (k = 0; k < nv; k++) {
+			struct victim *v = &rc->victims[k];
+
+			if (v->written && (v->fl & F_SHARED))
+				v->excl = share_exclusive(rt, v->addr,
+							  v->nr_pages);
+		}
 	}
 	if (nz && prim_zap_ranges(rc->iov, nz))
 		uswap_log("dropping evicted pages failed");
+	if (shared)
+		memcg_share_unlock(rt->memcg);
 	for (k = 0; k < nv; k++) {
 		struct victim *v = &rc->victims[k];
 		struct region *r = v->r;
@@ -382,6 +402,8 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 		freed += v->nr_pages;
 		if (v->fl & F_DEMOTED)
 			tier_uncharge(rt, folio_node(v->fl), v->nr_pages);
+		else if (v->fl & F_SHARED)
+			memcg_unshare(rt, v->excl);
 		else
 			fast += v->nr_pages;
 	}
@@ -415,7 +437,10 @@ static unsigned demote_victims(struct reclaimer *rc, unsigned nv)
 		rc->demote[k] = (struct demote_folio){
 			.addr = rc->victims[k].addr,
 			.nr_pages = rc->victims[k].nr_pages,
-			.from = rc->nodes[k],
+			/* Shared by fork: charged to no tier, and the
+			   other process's mapping pins it here anyway. */
+			.from = rc->victims[k].fl & F_SHARED ? -1 :
+				rc->nodes[k],
 		};
 	demote_folios(rt, rc->demote, nv, atomic_load(&rt->memcg->waiters) > 0);
 	pthread_rwlock_rdlock(&rt->op_lock);

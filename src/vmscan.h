@@ -24,6 +24,8 @@ struct victim {
 				   ents[]), NULL when it has none */
 	uint32_t pooled;	/* pages the compressed pool took */
 	uint32_t fl;		/* its flags when isolated (its budget) */
+	uint32_t excl;		/* shared by fork: pages nobody else maps
+				   (fork_share.c), looked at before the zap */
 	bool clean;
 	bool written;
 };

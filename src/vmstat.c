@@ -81,6 +81,7 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_SWAP_ENCRYPT] = "swap_encrypt",
 	[USWAP_ZSWAP_WRITEBACK_SHARED] = "zswap_writeback_shared",
 	[USWAP_FAULT_THREAD_MOVES] = "fault_thread_moves",
+	[USWAP_FORK_SHARED_BYTES] = "fork_shared_bytes",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
@@ -179,6 +180,9 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		}
 		values[USWAP_DEMOTED_BYTES] = pages << PAGE_SHIFT;
 	}
+	if (n > USWAP_FORK_SHARED_BYTES)
+		values[USWAP_FORK_SHARED_BYTES] =
+			atomic_load(&rt->memcg->shared) << PAGE_SHIFT;
 	/* page_io.c's counts are per process (swap_io.h). */
 	if (n > USWAP_SWAP_IO_SHORT)
 		values[USWAP_SWAP_IO_SHORT] = swap_io_stat(SWAP_IO_SHORT);

@@ -2,17 +2,18 @@
 # The stress and remap tests built with AddressSanitizer+UBSan and with
 # ThreadSanitizer (build/asan, build/tsan), with and without the compressed
 # pool, the slot allocator's threads, the page I/O and the pool's writeback
-# unit tests, two fault-injection scenarios, and the fork and reap tests;
+# unit tests, two fault-injection scenarios, and the fork, fork_share and
+# reap tests;
 # any sanitizer report fails.  A child after fork
 # starts threads of its own (its runtime carries on): TSan allows that with
 # die_after_fork=0, but its thread registry then trips over the parent's
-# threads ("dup thread with used id"), so the fork and reap tests run
+# threads ("dup thread with used id"), so the fork tests and reap run
 # under ASan only.
 set -u
 cd "$(dirname "$0")/../.."
 for san in asan tsan; do
 	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
-		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork build/$san/tests/e2e/reap \
+		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork build/$san/tests/e2e/fork_share build/$san/tests/e2e/reap \
 		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
 		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
@@ -42,6 +43,7 @@ for san in asan tsan; do
 	build/$san/tests/e2e/encrypt tamper move_seal >/dev/null || { echo "$san: encrypt tamper failed"; exit 1; }
 	if [ $san = asan ]; then
 		build/$san/tests/e2e/fork 16K lz4 || { echo "$san: fork failed"; exit 1; }
+		build/$san/tests/e2e/fork_share 16K lz4 >/dev/null || { echo "$san: fork_share failed"; exit 1; }
 		build/$san/tests/e2e/reap >/dev/null || { echo "$san: reap failed"; exit 1; }
 		build/$san/tests/e2e/encrypt fork 64K pool >/dev/null || { echo "$san: encrypt fork failed"; exit 1; }
 	fi
