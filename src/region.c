@@ -461,19 +461,25 @@ static void forget_protection(struct region *n, uintptr_t start, uintptr_t end)
 		uintptr_t a;
 		size_t len;
 
-		if (fl & F_CLEAN) {
-			folio_range(n, i, &a, &len, &page);
+		folio_range(n, i, &a, &len, &page);
+		if (fl & F_CLEAN)
 			region_free_entries(n, page, (uint32_t)(len >> PAGE_SHIFT));
+		if ((fl & F_SHARED) && folio_state(fl) == FOLIO_RESIDENT) {
+			/* Writes will not show: the process's own, as if
+			   written (fork_share.c). */
+			memcg_force_charge(n->rt, (unsigned)(len >> PAGE_SHIFT));
+			share_release(n->rt, a, (unsigned)(len >> PAGE_SHIFT));
 		}
-		atomic_store(&f->flags, fl & ~(F_ARMED | F_CLEAN));
+		atomic_store(&f->flags, fl & ~(F_ARMED | F_CLEAN | F_SHARED));
 	}
 }
 
 /*
  * Without UFFD_FEATURE_EVENT_REMAP the kernel clears the uffd-wp bits of
- * the ptes mremap moves.  Resident folios that are armed or clean count on
- * that protection (a write must show, or a clean folio's slots would be
- * taken for its contents): protect them again, one call per run of such
+ * the ptes mremap moves.  Resident folios that are armed, clean or shared
+ * by fork count on that protection (a write must show, or a clean folio's
+ * slots would be taken for its contents, or a copy go uncharged): protect
+ * them again, one call per run of such
  * folios.  One that cannot be protected is neither armed nor clean any
  * more (its slots are let go).  Caller holds op_lock for writing.
  */
@@ -491,7 +497,7 @@ static void rearm_moved(struct uswap_runtime *rt, struct region *n)
 		uint32_t page;
 
 		if (i < n->nr_folios && folio_state(fl) == FOLIO_RESIDENT &&
-		    (fl & (F_ARMED | F_CLEAN))) {
+		    (fl & (F_ARMED | F_CLEAN | F_SHARED))) {
 			folio_range(n, i, &a, &len, &page);
 			if (run_end == a && run_end) {
 				run_end += len;
