@@ -562,6 +562,16 @@ static void fd_snapshot(struct fdset *s)
 			continue;
 		if (!strncmp(t, "pipe:[", 6) || !strncmp(t, "socket:[", 8))
 			*strchr(t, ':') = 0;
+		if (!strncmp(t, "/proc/", 6) && t[6] >= '0' && t[6] <= '9') {
+			/* A process's own (uswap's /proc/self/pagemap): the
+			   same file in a child names the child's pid. */
+			char *rest = t + 6;
+
+			while (*rest >= '0' && *rest <= '9')
+				rest++;
+			memmove(t + 10, rest, strlen(rest) + 1);
+			memcpy(t + 6, "self", 4);
+		}
 		s->fd[s->n++] = fd;
 	}
 	closedir(d);
