@@ -213,3 +213,107 @@ unsigned share_release(struct uswap_runtime *rt, uintptr_t addr, unsigned nr)
 	memcg_unshare(rt, excl);
 	return excl;
 }
+
+/*
+ * Folios [i, j) of r (at most MAX_FOLIO_PAGES pages from a0, whose
+ * pagemap entries are pm): those shared and now mapped by this process
+ * alone become its own, and lose the protection that was only there for
+ * sharing (armed and clean folios keep theirs).  Returns the pages made
+ * its own.  Caller holds op_lock for reading.
+ */
+static uint64_t sweep_folios(struct uswap_runtime *rt, struct region *r,
+			     uint32_t i, uint32_t j, uintptr_t a0,
+			     const uint64_t *pm)
+{
+	uintptr_t run_start = 0, run_end = 0, a;
+	uint64_t moved = 0;
+	uint32_t k, p, first;
+	size_t len;
+
+	pthread_mutex_lock(&r->lru_lock);
+	for (k = i; k <= j; k++) {
+		uint32_t fl = k < j ? atomic_load(&r->folios[k].flags) : 0;
+		bool mine = k < j && folio_state(fl) == FOLIO_RESIDENT &&
+			    (fl & F_SHARED);
+
+		if (mine) {
+			folio_range(r, k, &a, &len, &first);
+			for (p = 0; mine && p < (len >> PAGE_SHIFT); p++)
+				mine = (pm[((a - a0) >> PAGE_SHIFT) + p] &
+					(PM_PRESENT | PM_EXCLUSIVE)) ==
+				       (PM_PRESENT | PM_EXCLUSIVE);
+		}
+		if (mine && atomic_compare_exchange_strong(&r->folios[k].flags,
+						&fl, fl & ~F_SHARED)) {
+			moved += len >> PAGE_SHIFT;
+			if (!(fl & (F_ARMED | F_CLEAN))) {
+				if (run_end != a) {
+					if (run_end)
+						prim_uffd_wp(rt->uffd, run_start,
+							     run_end - run_start,
+							     false, false);
+					run_start = a;
+				}
+				run_end = a + len;
+				continue;
+			}
+		}
+		if (run_end)
+			prim_uffd_wp(rt->uffd, run_start, run_end - run_start,
+				     false, false);
+		run_start = run_end = 0;
+	}
+	pthread_mutex_unlock(&r->lru_lock);
+	return moved;
+}
+
+/*
+ * A write found a shared folio that this process alone maps: its sharers
+ * have let go (exec'd, exited, written their copies).  The other shared
+ * folios it maps alone are its own too: make them so in one pass over
+ * pagemap, rather than one write-protect fault each (a round trip through
+ * a fault thread, where the kernel's own fault after a fork is cheap).
+ * At most every 100 ms.  Caller holds no lock.
+ */
+void share_sweep(struct uswap_runtime *rt)
+{
+	uint64_t pm[MAX_FOLIO_PAGES], moved = 0, now = prim_now_us();
+	uint64_t last = atomic_load(&rt->share_swept_us);
+	unsigned n;
+
+	if (now - last < 100000 ||
+	    !atomic_compare_exchange_strong(&rt->share_swept_us, &last, now))
+		return;
+	pthread_rwlock_rdlock(&rt->op_lock);
+	for (n = 0; n < rt->nr_regions; n++) {
+		struct region *r = rt->regions[n];
+		uint32_t i = 0, j, p;
+
+		while (i < r->nr_folios) {
+			uintptr_t a0, a;
+			size_t len, got;
+			bool any = false;
+
+			folio_range(r, i, &a0, &len, &p);
+			for (j = i; j < r->nr_folios; j++) {
+				folio_range(r, j, &a, &len, &p);
+				if (a + len - a0 > ((size_t)MAX_FOLIO_PAGES << PAGE_SHIFT))
+					break;
+				any |= (atomic_load(&r->folios[j].flags) &
+					F_SHARED) != 0;
+			}
+			if (any) {
+				folio_range(r, j - 1, &a, &len, &p);
+				got = (size_t)((a + len - a0) >> PAGE_SHIFT) * sizeof(pm[0]);
+				if (pread(rt->pagemap_fd, pm, got,
+					  (off_t)((a0 >> PAGE_SHIFT) * sizeof(pm[0]))) != (ssize_t)got)
+					goto out;
+				moved += sweep_folios(rt, r, i, j, a0, pm);
+			}
+			i = j;
+		}
+	}
+out:
+	pthread_rwlock_unlock(&rt->op_lock);
+	memcg_unshare_to_own(rt, moved);
+}

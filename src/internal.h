@@ -293,6 +293,7 @@ struct uswap_runtime {
 	struct zswap *zswap;		/* compressed pool in front, or NULL */
 	struct zswap_ctx *fork_zctx;	/* for reading the pool at fork */
 	_Atomic uint64_t pool_pages;	/* charged for the pool */
+	_Atomic uint64_t share_swept_us;	/* last share_sweep() */
 	int pagemap_fd;			/* /proc/self/pagemap, or -1: pages
 					   shared by fork are charged to every
 					   process then, as before (fork_share.c) */
@@ -404,6 +405,7 @@ void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr);
    moves to the tree's `shared`; nr shared pages are freed. */
 void memcg_share(struct uswap_runtime *rt, uint64_t nr);
 void memcg_unshare(struct uswap_runtime *rt, uint64_t nr);
+void memcg_unshare_to_own(struct uswap_runtime *rt, uint64_t nr);
 void memcg_share_lock(struct memcg *mc);
 void memcg_share_unlock(struct memcg *mc);
 
@@ -414,6 +416,7 @@ unsigned share_exclusive(struct uswap_runtime *rt, uintptr_t addr, unsigned nr);
 void fork_share_parent(struct uswap_runtime *rt);
 int fork_share_child(struct uswap_runtime *rt);
 unsigned share_release(struct uswap_runtime *rt, uintptr_t addr, unsigned nr);
+void share_sweep(struct uswap_runtime *rt);
 bool memcg_above_high(struct uswap_runtime *rt);
 /* Above low, and this process holds at least its share: reclaim on. */
 bool memcg_should_reclaim(struct uswap_runtime *rt);

@@ -442,6 +442,20 @@ void memcg_unshare(struct uswap_runtime *rt, uint64_t nr)
 		bump(&mc->room);
 }
 
+/* nr shared pages are this member's alone now: its charge. */
+void memcg_unshare_to_own(struct uswap_runtime *rt, uint64_t nr)
+{
+	struct memcg *mc = rt->memcg;
+	uint64_t cur = atomic_load(&mc->shared);
+
+	do {
+		if (!cur || !nr)
+			return;
+		nr = MIN(nr, cur);
+	} while (!atomic_compare_exchange_weak(&mc->shared, &cur, cur - nr));
+	atomic_fetch_add(&mc->member[rt->member].charged, nr);
+}
+
 /* The lock of a process that died holding it is taken over as it is:
    it guards no data, only the order of looks and zaps. */
 void memcg_share_lock(struct memcg *mc)

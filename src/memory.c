@@ -538,6 +538,7 @@ static void fault_wp(struct fault_thread *ft, uintptr_t addr)
 	struct folio *f;
 	uint32_t i, fl, nfl, page;
 	unsigned charged = 0, excl = 0;
+	bool sweep = false;
 	uintptr_t a;
 	size_t len;
 
@@ -601,6 +602,7 @@ again:
 			continue;
 		if (fl & F_SHARED) {
 			memcg_unshare(rt, excl);
+			sweep = excl == charged;	/* the sharers let go */
 			charged = 0;	/* the writer's now */
 		}
 		if (fl & F_CLEAN) {
@@ -625,6 +627,8 @@ again:
 out:
 	if (charged)	/* not shared after all (another thread's write) */
 		memcg_uncharge(rt, charged);
+	if (sweep)
+		share_sweep(rt);
 }
 
 /*

@@ -11,9 +11,10 @@
  *      no device has such a run;
  *   2. the compressed pool, if there is one, takes what it will, the
  *      victims compressed in parallel by its threads (zswap.c);
- *   3. the rest goes to the devices straight from the program's pages:
- *      runs of consecutive slots, across victims, each run one request,
- *      the whole batch submitted at once (page_io.c).  The crc32c of every
+ *   3. the rest goes to the devices straight from the program's pages
+ *      (from a copy, for pages shared by fork: bounce_page()): runs of
+ *      consecutive slots, across victims, each run one request, the
+ *      whole batch submitted at once (page_io.c).  The crc32c of every
  *      slot written is computed while the writes are in flight and kept
  *      once they completed (swap_io.h).
  *
@@ -162,6 +163,24 @@ static bool page_needs_write(struct reclaimer *rc, const struct victim *v,
 }
 
 /*
+ * A copy of the page at addr, shared by fork, for the device to be written
+ * from.  Written straight from the region, the page would be pinned for
+ * the I/O, and the kernel gives a process that pins a page it shares by
+ * fork a copy of its own first (the copy-on-write "unshare" of read-only
+ * pins): a copy per evicted page, and the sharers could no longer tell,
+ * when they zap, whether the other still maps it (vmscan.c).
+ */
+static uintptr_t bounce_page(struct reclaimer *rc, uintptr_t addr)
+{
+	char *copy = rc->bounce + ((size_t)rc->bounced++ << PAGE_SHIFT);
+
+	program_memory_read_begin();
+	memcpy(copy, (const void *)addr, PAGE_SIZE);
+	program_memory_read_end();
+	return (uintptr_t)copy;
+}
+
+/*
  * Add one run to the batch: pages of victims [k, ...) whose slots follow
  * each other on one device, from victim k page *p on.  Page addresses that
  * follow each other share an iovec.  Advances (*k, *p) past the run.
@@ -189,6 +208,8 @@ static void add_run(struct reclaimer *rc, unsigned nv, unsigned *kp,
 		if (!page_needs_write(rc, v, p) || v->ents[p] != next)
 			break;
 		addr = v->addr + ((uintptr_t)p << PAGE_SHIFT);
+		if (v->fl & F_SHARED)
+			addr = bounce_page(rc, addr);
 		if (niov && addr == addr_next) {
 			iov[niov - 1].iov_len += PAGE_SIZE;
 		} else {
@@ -297,6 +318,7 @@ int write_victims(struct reclaimer *rc, unsigned nv)
 	if (rt->zswap && rc->zc)
 		pool_victims(rc, nv);
 	rc->nr_reqs = 0;
+	rc->bounced = 0;
 	k = 0;
 	p = 0;
 	while (k < nv) {

@@ -577,6 +577,11 @@ struct reclaimer *reclaimer_alloc(struct uswap_runtime *rt)
 	rc->tier = -1;
 	swap_pick_init(&rc->pick);
 	rc->io = swap_io_create(SWAP_IO_DEPTH_DEFAULT);
+	rc->bounce = prim_alloc((size_t)MAX_BATCH_PAGES << PAGE_SHIFT);
+	if (!rc->bounce) {
+		reclaimer_free(rc, false);
+		return NULL;
+	}
 	if (rt->zswap) {
 		rc->zc = zswap_ctx_create(rt->zswap);
 		if (!rc->zc)
@@ -598,6 +603,8 @@ void reclaimer_free(struct reclaimer *rc, bool owner)
 	if (owner)
 		swap_pick_release(rc->rt, &rc->pick);
 	swap_io_destroy(rc->io);
+	if (rc->bounce)
+		prim_free(rc->bounce, (size_t)MAX_BATCH_PAGES << PAGE_SHIFT);
 	if (rc->zc)
 		zswap_ctx_destroy(rc->rt->zswap, rc->zc);
 	prim_free(rc, sizeof(*rc));

@@ -41,6 +41,9 @@ struct reclaimer {
 	struct zswap_job jobs[MAX_BATCH_PAGES];
 	struct zswap_ctx *zc;		/* compression, with a pool */
 	struct iovec iov[MAX_BATCH_PAGES];
+	char *bounce;		/* MAX_BATCH_PAGES pages: copies of the pages
+				   shared by fork that go to a device */
+	unsigned bounced;	/* pages of it used by this batch */
 	swp_entry_t ents[MAX_BATCH_PAGES];	/* the victims' new slots */
 	struct swap_io *io;		/* io_uring, or plain I/O */
 	struct swap_io_req reqs[MAX_BATCH_PAGES];

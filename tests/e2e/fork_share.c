@@ -9,7 +9,9 @@
  *  2. the children rewrite the first half each: 32 + 3 x 16 MiB;
  *  3. the children end (their copies go); the parent rewrites everything:
  *     it maps every page alone now, so nothing new is charged, and the
- *     shared charge is gone;
+ *     shared charge is gone; the first write finds so and makes every
+ *     folio the parent's at once (few write-protect faults, not one per
+ *     folio);
  *  4. forks child D, which reads everything; the budget is lowered to
  *     16 MiB: both evict, and the charge falls under it (the second
  *     process to evict a shared page frees it); D and the parent read
@@ -57,6 +59,38 @@ static void fill(uint64_t first, uint64_t n, uint64_t version)
 
 	for (p = first; p < first + n; p++)
 		t_fill(mem + p * T_PAGE, p, version);
+}
+
+/*
+ * The tree's shared count covers at least the parent's resident folios
+ * still marked shared: a page unshared twice (both processes finding
+ * themselves its last mapper) would leave it short.
+ */
+static void check_shared_count(const char *when)
+{
+	uint64_t held = 0;
+	unsigned n;
+	uint32_t i, p;
+
+	pthread_rwlock_rdlock(&rt->op_lock);
+	for (n = 0; n < rt->nr_regions; n++) {
+		struct region *r = rt->regions[n];
+
+		for (i = 0; i < r->nr_folios; i++) {
+			uint32_t fl = atomic_load(&r->folios[i].flags);
+			uintptr_t a;
+			size_t len;
+
+			folio_range(r, i, &a, &len, &p);
+			if (folio_state(fl) == FOLIO_RESIDENT && (fl & F_SHARED))
+				held += len >> PAGE_SHIFT;
+		}
+	}
+	pthread_rwlock_unlock(&rt->op_lock);
+	if (atomic_load(&rt->memcg->shared) < held)
+		t_fail("%s: the parent holds %llu shared pages, the tree counts %llu",
+		       when, (unsigned long long)held,
+		       (unsigned long long)atomic_load(&rt->memcg->shared));
 }
 
 static uint64_t tree_mb(void) { return atomic_load(&rt->memcg->resident) >> 8; }
@@ -119,6 +153,7 @@ int main(int argc, char **argv)
 	struct uswap_options opt;
 	uint64_t v[USWAP_NR_COUNTERS];
 	int up[2], down[2], k, tries;
+	uint64_t wp;
 	pid_t kids[KIDS], d;
 
 	uswap_options_init(&opt);
@@ -144,8 +179,12 @@ int main(int argc, char **argv)
 		kids[k] = fork();
 		if (kids[k] < 0)
 			t_fail("fork: %s", strerror(errno));
-		if (kids[k] == 0)
+		if (kids[k] == 0) {
+			/* The parent's ends: a child sees EOF when it dies. */
+			close(up[0]);
+			close(down[1]);
 			kid(k, up[1], down[0]);
+		}
 	}
 	for (k = 0; k < KIDS; k++)
 		hear(up[0], "a child's read");
@@ -168,13 +207,24 @@ int main(int argc, char **argv)
 	for (k = 0; k < KIDS; k++)
 		wait_ok(kids[k], "a child");
 	expect("the children ended", 32, 33, 32);
+	uswap_stats_read(rt, v, USWAP_NR_COUNTERS);
+	wp = v[USWAP_WP_FAULT];
 	fill(0, NPAGES, 2);
 	expect("the parent rewrote all", 32, 33, 0);
+	/* The first write found its folio unshared and swept the rest. */
+	uswap_stats_read(rt, v, USWAP_NR_COUNTERS);
+	printf("  write-protect faults for the rewrite: %llu, for %llu folios\n",
+	       (unsigned long long)(v[USWAP_WP_FAULT] - wp),
+	       (unsigned long long)(SIZE / opt.folio_size));
+	if (v[USWAP_WP_FAULT] - wp > SIZE / opt.folio_size / 4)
+		t_fail("the parent took a fault per folio it held alone");
 
 	d = fork();
 	if (d < 0)
 		t_fail("fork: %s", strerror(errno));
 	if (d == 0) {
+		close(up[0]);
+		close(down[1]);
 		check_range("child D", 0, NPAGES, 2);
 		say(up[1]);
 		hear(down[0], "child D");
@@ -197,9 +247,12 @@ int main(int argc, char **argv)
 	if (tree_mb() > 12)
 		t_fail("the shared pages were not freed: the tree stays at %llu MiB",
 		       (unsigned long long)tree_mb());
+	check_shared_count("after eviction");
 	check_range("parent after eviction", 0, NPAGES, 2);
+	check_shared_count("after reading back");
 	say(down[1]);
 	wait_ok(d, "child D");
+	check_shared_count("after child D ended");
 	fill(0, NPAGES, 3);
 	check_range("parent at the end", 0, NPAGES, 3);
 	if (shared_mb() || atomic_load(&rt->memcg->shared))

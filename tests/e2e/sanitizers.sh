@@ -44,6 +44,7 @@ for san in asan tsan; do
 	if [ $san = asan ]; then
 		build/$san/tests/e2e/fork 16K lz4 || { echo "$san: fork failed"; exit 1; }
 		build/$san/tests/e2e/fork_share 16K lz4 >/dev/null || { echo "$san: fork_share failed"; exit 1; }
+		build/$san/tests/e2e/fork_share 4K off >/dev/null || { echo "$san: fork_share 4K failed"; exit 1; }
 		build/$san/tests/e2e/reap >/dev/null || { echo "$san: reap failed"; exit 1; }
 		build/$san/tests/e2e/encrypt fork 64K pool >/dev/null || { echo "$san: encrypt fork failed"; exit 1; }
 	fi
