@@ -210,7 +210,7 @@ unsigned share_release(struct uswap_runtime *rt, uintptr_t addr, unsigned nr)
 {
 	unsigned excl = share_exclusive(rt, addr, nr);
 
-	memcg_unshare(rt, excl);
+	memcg_share_drop(rt, nr, excl);
 	return excl;
 }
 

@@ -186,6 +186,8 @@ struct tree_member {
 	_Atomic uint32_t gone_gen;	/* the tree's checker found occupant
 					   gen gone (memcg_reap_gone) */
 	_Atomic uint64_t demoted[MEM_MAX_NODES];	/* pages charged to tiers */
+	_Atomic uint64_t shared_held;	/* pages of its folios marked F_SHARED:
+					   all of `shared` it may still map */
 };
 
 #define MEMCG_MAGIC	0x7573776170747266ull	/* "uswaptrf" */
@@ -211,6 +213,7 @@ struct memcg {
 	_Atomic bool stuck;		/* reclaim can make no room: admit past max */
 	_Atomic uint64_t shared;	/* of resident: pages shared by fork,
 					   charged to no member (fork_share.c) */
+	_Atomic uint64_t fork_gen;	/* bumped by every fork (share_clamp) */
 	pthread_mutex_t share_lock;	/* robust, process-shared: an eviction's
 					   look at who maps a shared page and its
 					   zap, against another's (fork_share.c) */
@@ -404,7 +407,7 @@ void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr);
 /* Pages shared by fork (fork_share.c): this member's charge of nr pages
    moves to the tree's `shared`; nr shared pages are freed. */
 void memcg_share(struct uswap_runtime *rt, uint64_t nr);
-void memcg_unshare(struct uswap_runtime *rt, uint64_t nr);
+void memcg_share_drop(struct uswap_runtime *rt, uint64_t held, uint64_t freed);
 void memcg_unshare_to_own(struct uswap_runtime *rt, uint64_t nr);
 void memcg_share_lock(struct memcg *mc);
 void memcg_share_unlock(struct memcg *mc);

@@ -121,6 +121,7 @@ static int member_reserve(struct memcg *mc, uint64_t devset, uint64_t charged)
 	atomic_fetch_add(&mc->member[m].gen, 1);	/* before it can be LIVE */
 	atomic_store(&mc->member[m].pid, 0);
 	atomic_store(&mc->member[m].charged, charged);
+	atomic_store(&mc->member[m].shared_held, 0);
 	atomic_store(&mc->member[m].devset, devset);
 	atomic_fetch_add(&mc->nr_live, 1);
 	return (int)m;
@@ -416,18 +417,66 @@ void memcg_account_pool(void *arg, long delta_pages)
 
 /* --- pages shared by fork (fork_share.c) --- */
 
+/*
+ * `shared` is exact while every process ends through its runtime: the last
+ * to let go of a page frees it.  A process killed (or exec'd) frees, with
+ * its address space, the pages it was the last to map, and nobody sees
+ * that.  Each member therefore counts the pages of its folios marked
+ * F_SHARED (shared_held): every page of `shared` is in some member's count
+ * (a member counts its pages before they enter `shared` and after they
+ * leave it; a child starts with its parent's count), so when a member is
+ * gone, `shared` can be cut to the sum over the members left.  The sum is
+ * read without a lock: a fork meanwhile (which can move a page from the
+ * parent's count, once it lets go, to the child's, read before) makes the
+ * cut start again.
+ */
+static void held_sub(struct memcg *mc, unsigned m, uint64_t nr)
+{
+	uint64_t cur = atomic_load(&mc->member[m].shared_held);
+
+	while (nr && !atomic_compare_exchange_weak(&mc->member[m].shared_held,
+						   &cur, cur - MIN(cur, nr)))
+		;
+}
+
+static void share_clamp(struct memcg *mc)
+{
+	uint64_t cur, held, gen;
+	unsigned m;
+
+	for (;;) {
+		gen = atomic_load(&mc->fork_gen);
+		cur = atomic_load(&mc->shared);
+		held = 0;
+		for (m = 0; m < TREE_MAX_MEMBERS; m++)
+			if (atomic_load(&mc->member[m].state) != MEMBER_FREE)
+				held += atomic_load(&mc->member[m].shared_held);
+		if (held >= cur)
+			return;
+		if (gen != atomic_load(&mc->fork_gen))
+			continue;
+		if (atomic_compare_exchange_strong(&mc->shared, &cur, held))
+			break;
+	}
+	atomic_fetch_sub(&mc->resident, cur - held);
+	if (atomic_load(&mc->waiters))
+		bump(&mc->room);
+}
+
+/* At fork: nr pages newly marked F_SHARED leave this member's charge. */
 void memcg_share(struct uswap_runtime *rt, uint64_t nr)
 {
 	struct memcg *mc = rt->memcg;
 	uint64_t own = atomic_load(&mc->member[rt->member].charged);
 
+	atomic_fetch_add(&mc->member[rt->member].shared_held, nr);
 	nr = MIN(nr, own);	/* the pages shared were charged here */
 	atomic_fetch_sub(&mc->member[rt->member].charged, nr);
 	atomic_fetch_add(&mc->shared, nr);
 }
 
 /* nr shared pages are gone (at most what `shared` holds). */
-void memcg_unshare(struct uswap_runtime *rt, uint64_t nr)
+static void memcg_unshare(struct uswap_runtime *rt, uint64_t nr)
 {
 	struct memcg *mc = rt->memcg;
 	uint64_t cur = atomic_load(&mc->shared);
@@ -442,18 +491,30 @@ void memcg_unshare(struct uswap_runtime *rt, uint64_t nr)
 		bump(&mc->room);
 }
 
+/*
+ * A folio of `held` pages marked F_SHARED is no longer (written, evicted,
+ * unmapped); `freed` of its pages nobody else mapped went with it.
+ */
+void memcg_share_drop(struct uswap_runtime *rt, uint64_t held, uint64_t freed)
+{
+	memcg_unshare(rt, freed);
+	held_sub(rt->memcg, rt->member, held);
+}
+
 /* nr shared pages are this member's alone now: its charge. */
 void memcg_unshare_to_own(struct uswap_runtime *rt, uint64_t nr)
 {
 	struct memcg *mc = rt->memcg;
-	uint64_t cur = atomic_load(&mc->shared);
+	uint64_t cur = atomic_load(&mc->shared), moved = nr;
 
 	do {
-		if (!cur || !nr)
-			return;
-		nr = MIN(nr, cur);
-	} while (!atomic_compare_exchange_weak(&mc->shared, &cur, cur - nr));
-	atomic_fetch_add(&mc->member[rt->member].charged, nr);
+		if (!cur || !moved)
+			break;
+		moved = MIN(moved, cur);
+	} while (!atomic_compare_exchange_weak(&mc->shared, &cur, cur - moved));
+	if (cur && moved)
+		atomic_fetch_add(&mc->member[rt->member].charged, moved);
+	held_sub(mc, rt->member, nr);
 }
 
 /* The lock of a process that died holding it is taken over as it is:
@@ -644,6 +705,10 @@ int memcg_fork_prepare(struct uswap_runtime *rt)
 
 	if (m < 0)
 		return m;
+	/* The child maps what this process marked shared (fork_share.c). */
+	atomic_store(&mc->member[m].shared_held,
+		     atomic_load(&mc->member[rt->member].shared_held));
+	atomic_fetch_add(&mc->fork_gen, 1);
 	if (atomic_fetch_add(&mc->resident, own) + own > mc->high)
 		memcg_kick_reclaim(mc);
 	while (nodes) {
@@ -690,7 +755,9 @@ void memcg_member_release(struct uswap_runtime *rt, unsigned m)
 	atomic_fetch_sub(&mc->nr_live, 1);
 	atomic_store(&mc->member[m].pid, 0);
 	atomic_store(&mc->member[m].reaper, 0);
+	atomic_store(&mc->member[m].shared_held, 0);
 	atomic_store(&mc->member[m].state, MEMBER_FREE);
+	share_clamp(mc);	/* what it mapped last went with it */
 	memcg_wake_all(mc);
 }
 

@@ -601,7 +601,7 @@ again:
 		if (!atomic_compare_exchange_weak(&f->flags, &fl, nfl))
 			continue;
 		if (fl & F_SHARED) {
-			memcg_unshare(rt, excl);
+			memcg_share_drop(rt, len >> PAGE_SHIFT, excl);
 			sweep = excl == charged;	/* the sharers let go */
 			charged = 0;	/* the writer's now */
 		}

@@ -403,7 +403,7 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 		if (v->fl & F_DEMOTED)
 			tier_uncharge(rt, folio_node(v->fl), v->nr_pages);
 		else if (v->fl & F_SHARED)
-			memcg_unshare(rt, v->excl);
+			memcg_share_drop(rt, v->nr_pages, v->excl);
 		else
 			fast += v->nr_pages;
 	}

@@ -16,7 +16,9 @@
  *     both members (each of the two dead names the devices of the other).
  *  3. The last two children are killed: one member is left; the parent
  *     reads its memory back (every page as it wrote it), and the budget's
- *     charges are the parent's own.
+ *     charges are the parent's own: also the pages shared by fork that a
+ *     killed child was the last to map (the parent had evicted its own
+ *     mapping) left the tree's shared charge (share_clamp).
  *
  * Usage: reap   (reap member FD: the exec'd image, internal)
  */
