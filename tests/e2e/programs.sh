@@ -3,7 +3,9 @@
 # their footprint; their output must be exactly what they print without
 # uswap (issue 5):
 #  - python3 (an interpreter) building and checksumming 1 GiB in bytearrays,
-#    then again in 4 multiprocessing workers (fork), under --max 128M;
+#    then again in 4 multiprocessing workers (fork), under --max 128M: the
+#    tree's Pss (sampled) within the budget plus what the interpreters
+#    use of their own;
 #  - sort --parallel=4 (multi-threaded, large malloc'd buffers; about
 #    30 MiB without uswap) on 9 MiB of text under --max 12M;
 #  - kill -9 of a whole tree leaves no process, no swap file and no
@@ -24,14 +26,26 @@ have python3 || { echo "SKIP: python3 missing"; exit 77; }
 # 1. python3 + multiprocessing, 1 GiB under 128 MiB.
 py=tests/e2e/programs/bigdata.py
 python3 $py 1024 4 >"$T/py.plain" || fail "python3 without uswap failed"
-"$U" run --max 128M --swap-size 4G --stats "$T/py.json" -- python3 $py 1024 4 >"$T/py.uswap" ||
+# The interpreters' own memory (not uswap's to manage: code, small
+# objects), from a tree of the same shape whose data fits (64 MiB).
+pss=tests/e2e/programs/treepss.py
+python3 $pss "$T/pss.small" python3 $py 64 4 >/dev/null || fail "python3 with 64 MiB failed"
+python3 $pss "$T/pss.uswap" "$U" run --max 128M --swap-size 4G --stats "$T/py.json" -- python3 $py 1024 4 >"$T/py.uswap" ||
 	fail "python3 under uswap failed"
 cmp -s "$T/py.plain" "$T/py.uswap" || fail "python3 printed other checksums under uswap: $(diff "$T/py.plain" "$T/py.uswap" | head -5)"
 grep -q MISMATCH "$T/py.uswap" && fail "a worker saw other data than its parent"
 out=$(( $(vm "$T/py.json" pswpout) + $(vm "$T/py.json" zswpout) ))
 peak=$(vm "$T/py.json" resident_peak)
-echo "python3: $(wc -l <"$T/py.uswap") lines identical; pages out $out; budget peak $((peak >> 20)) MiB of 128"
+read -r small _ <"$T/pss.small"
+read -r tree procs <"$T/pss.uswap"
+own=$(( small - 65536 ))	# KiB: the tree without its data
+echo "python3: $(wc -l <"$T/py.uswap") lines identical; pages out $out; budget peak $((peak >> 20)) MiB of 128;" \
+	"the tree's Pss peak $((tree >> 10)) MiB ($procs processes), its interpreters' own $((own >> 10)) MiB"
 [ "$out" -gt 100000 ] || fail "python3's data was not swapped (only $out pages): its bytearrays are not managed"
+# The acceptance: the tree's resident memory within the budget plus the
+# interpreters' own and 8 MiB of uswap's (supervisor, runtimes, buffers).
+[ "$tree" -le $(( 131072 + own + 8192 )) ] ||
+	fail "the tree's Pss peaked at $((tree >> 10)) MiB: over 128 MiB + $((own >> 10)) + 8"
 
 # 2. sort, multi-threaded, with a large buffer.
 python3 -c "
