@@ -50,6 +50,15 @@ static inline uint64_t t_size(const char *s)
 	return v;
 }
 
+/* The tests' usage "[FOLIO] [COMPRESSOR|off]": folio size and pool. */
+static inline void t_folio_pool_args(struct uswap_options *opt, int argc,
+				     char **argv, uint64_t folio)
+{
+	opt->folio_size = argc > 1 ? t_size(argv[1]) : folio;
+	if (argc > 2 && strcmp(argv[2], "off"))
+		snprintf(opt->zswap, sizeof(opt->zswap), "%s", argv[2]);
+}
+
 /* A runtime from opt: skip when userfaultfd is unavailable, fail on errors. */
 static inline struct uswap_runtime *t_runtime(const struct uswap_options *opt)
 {

@@ -141,9 +141,7 @@ int main(int argc, char **argv)
 
 	uswap_options_init(&opt);
 	opt.max = 8 * MB;
-	opt.folio_size = argc > 1 ? t_size(argv[1]) : 16384;
-	if (argc > 2 && strcmp(argv[2], "off"))
-		snprintf(opt.zswap, sizeof(opt.zswap), "%s", argv[2]);
+	t_folio_pool_args(&opt, argc, argv, 16384);
 	rt = t_runtime(&opt);
 	mem = uswap_mmap(rt, NULL, SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

@@ -158,9 +158,7 @@ int main(int argc, char **argv)
 
 	uswap_options_init(&opt);
 	opt.max = 128 * MB;
-	opt.folio_size = argc > 1 ? t_size(argv[1]) : 4096;
-	if (argc > 2 && strcmp(argv[2], "off"))
-		snprintf(opt.zswap, sizeof(opt.zswap), "%s", argv[2]);
+	t_folio_pool_args(&opt, argc, argv, 4096);
 	rt = t_runtime(&opt);
 	if (!rt->have_wp || rt->pagemap_fd < 0)
 		t_skip("no userfaultfd write-protection or no /proc/self/pagemap");
