@@ -209,8 +209,11 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		nr = (uint32_t)(len >> PAGE_SHIFT);
 		scanned += nr;
 		count_event(rt, USWAP_PGSCAN, nr);
+		if (in_busy_range(r, addr)) {
+			rc->saw_busy = true;
+			break;
+		}
 		if (folio_state(fl) != FOLIO_RESIDENT || (fl & F_STORING) ||
-		    in_busy_range(r, addr) ||
 		    (list == LRU_DEMOTED && folio_node(fl) != rc->tier)) {
 			lru_move(r, i, false);
 			continue;
@@ -497,6 +500,7 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 	struct region *r;
 	uint64_t freed;
 
+	rc->saw_busy = false;
 	pthread_rwlock_rdlock(&rt->op_lock);
 	r = next_region(rc);
 	if (!r) {
@@ -615,14 +619,16 @@ void reclaimer_free(struct reclaimer *rc, bool owner)
  * pass high (or a fault waits at max), then reclaims down to low.  When a
  * whole round over every region frees nothing (no swap space, everything
  * in flight), it declares the budget stuck so that waiting faults are
- * admitted, and retries later.
+ * admitted, and retries later.  A region skipped because a change to it
+ * (munmap, mremap, madvise) waits for its folios in flight is not a
+ * reason: the change ends, and the region can be reclaimed again.
  */
 void *reclaim_thread_main(void *arg)
 {
 	struct reclaimer *rc = arg;
 	struct uswap_runtime *rt = rc->rt;
 	uint64_t last_reap = 0;
-	unsigned idle = 0;
+	unsigned idle = 0, busy = 0;
 	int tier_sticky = -1;
 
 	while (!rt->stopping) {
@@ -650,8 +656,15 @@ void *reclaim_thread_main(void *arg)
 		while (!rt->stopping && memcg_should_reclaim(rt)) {
 			got = shrink_batch(rc, &nospace);
 			if (got) {
-				idle = 0;
+				idle = busy = 0;
 				memcg_set_stuck(rt, false);
+				continue;
+			}
+			/* A region being changed waits for its folios in
+			   flight (settle_range()): not stuck, give it a
+			   moment (a second at most, if it never ends). */
+			if (rc->saw_busy && ++busy < 5000) {
+				usleep(200);
 				continue;
 			}
 			if (++idle > 2 * (rt->nr_regions + 1)) {
@@ -663,9 +676,12 @@ void *reclaim_thread_main(void *arg)
 				   the tree above low. */
 				reap_members(rt, &last_reap);
 				usleep(5000);
-				idle = 0;
+				idle = busy = 0;
 			}
 		}
+		/* Charges fell below high (freed, reaped): room again. */
+		if (!memcg_above_high(rt))
+			memcg_set_stuck(rt, false);
 	}
 	return NULL;
 }

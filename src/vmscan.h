@@ -55,6 +55,8 @@ struct reclaimer {
 	uint32_t arm[MAX_VICTIMS];
 	struct demote_folio demote[MAX_VICTIMS];
 	int tier;		/* the slower node being reclaimed, or -1 */
+	bool saw_busy;		/* the last scan skipped a range being
+				   changed (mmap.c settle_range()) */
 };
 
 /*
