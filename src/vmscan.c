@@ -128,10 +128,12 @@ static void lru_move(struct region *r, uint32_t i, bool active)
 	lru_add(r, i, active);
 }
 
-/* A structural change waits on this region: start nothing new in it. */
-static bool in_busy_range(const struct region *r, uintptr_t addr)
+/*
+ * A structural change (mmap.c settle_range()) waits for r's folios in
+ * flight: start nothing new in it.  Caller holds op_lock for reading.
+ */
+static bool region_busy(const struct region *r)
 {
-	(void)addr;
 	return r->busy_end != 0;
 }
 
@@ -182,8 +184,9 @@ static void folio_referenced(struct uswap_runtime *rt, struct region *r,
 /*
  * Scan r's inactive tail (or, reclaiming a slower node, its demoted list
  * for that node's folios): activate referenced folios, arm unarmed ones,
- * isolate armed unreferenced ones as victims (RESIDENT -> EVICTING).
- * Caller holds op_lock for reading.  Returns the number of victims.
+ * isolate armed unreferenced ones as victims (RESIDENT -> EVICTING);
+ * none while a change to r waits (rc->saw_busy).  Caller holds op_lock
+ * for reading.  Returns the number of victims.
  */
 static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 			      unsigned *nr_arm)
@@ -192,6 +195,10 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 	unsigned nv = 0, na = 0, pages = 0, scanned = 0;
 	enum lru_list_id list = rc->tier >= 0 ? LRU_DEMOTED : LRU_INACTIVE;
 
+	*nr_arm = 0;
+	rc->saw_busy = region_busy(r);
+	if (rc->saw_busy)
+		return 0;
 	pthread_mutex_lock(&r->lru_lock);
 	if (list == LRU_INACTIVE)
 		shrink_active_list(rt, r);
@@ -209,10 +216,6 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		nr = (uint32_t)(len >> PAGE_SHIFT);
 		scanned += nr;
 		count_event(rt, USWAP_PGSCAN, nr);
-		if (in_busy_range(r, addr)) {
-			rc->saw_busy = true;
-			break;
-		}
 		if (folio_state(fl) != FOLIO_RESIDENT || (fl & F_STORING) ||
 		    (list == LRU_DEMOTED && folio_node(fl) != rc->tier)) {
 			lru_move(r, i, false);
