@@ -185,7 +185,7 @@ static void folio_referenced(struct uswap_runtime *rt, struct region *r,
  * Scan r's inactive tail (or, reclaiming a slower node, its demoted list
  * for that node's folios): activate referenced folios, arm unarmed ones,
  * isolate armed unreferenced ones as victims (RESIDENT -> EVICTING);
- * none while a change to r waits (rc->saw_busy).  Caller holds op_lock
+ * none while a change to r waits (rc->in_flight).  Caller holds op_lock
  * for reading.  Returns the number of victims.
  */
 static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
@@ -196,8 +196,8 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 	enum lru_list_id list = rc->tier >= 0 ? LRU_DEMOTED : LRU_INACTIVE;
 
 	*nr_arm = 0;
-	rc->saw_busy = region_busy(r);
-	if (rc->saw_busy)
+	rc->in_flight = region_busy(r);
+	if (rc->in_flight)
 		return 0;
 	pthread_mutex_lock(&r->lru_lock);
 	if (list == LRU_INACTIVE)
@@ -503,10 +503,14 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 	struct region *r;
 	uint64_t freed;
 
-	rc->saw_busy = false;
+	rc->in_flight = false;
 	pthread_rwlock_rdlock(&rt->op_lock);
 	r = next_region(rc);
 	if (!r) {
+		/* No folio on any list, and pages charged: every one of
+		   them is being faulted in (charged first, listed once
+		   mapped), or being zapped. */
+		rc->in_flight = memcg_own_pages(rt) > 0;
 		pthread_rwlock_unlock(&rt->op_lock);
 		return 0;
 	}
@@ -622,16 +626,17 @@ void reclaimer_free(struct reclaimer *rc, bool owner)
  * pass high (or a fault waits at max), then reclaims down to low.  When a
  * whole round over every region frees nothing (no swap space, everything
  * in flight), it declares the budget stuck so that waiting faults are
- * admitted, and retries later.  A region skipped because a change to it
- * (munmap, mremap, madvise) waits for its folios in flight is not a
- * reason: the change ends, and the region can be reclaimed again.
+ * admitted, and retries later.  Folios in flight are not a reason: a
+ * region skipped because a change to it (munmap, mremap, madvise) waits
+ * for them, or a process whose every charged page is being faulted in
+ * (2M folios under a small budget), waits a moment instead.
  */
 void *reclaim_thread_main(void *arg)
 {
 	struct reclaimer *rc = arg;
 	struct uswap_runtime *rt = rc->rt;
 	uint64_t last_reap = 0;
-	unsigned idle = 0, busy = 0;
+	unsigned idle = 0, waits = 0;
 	int tier_sticky = -1;
 
 	while (!rt->stopping) {
@@ -659,14 +664,14 @@ void *reclaim_thread_main(void *arg)
 		while (!rt->stopping && memcg_should_reclaim(rt)) {
 			got = shrink_batch(rc, &nospace);
 			if (got) {
-				idle = busy = 0;
+				idle = waits = 0;
 				memcg_set_stuck(rt, false);
 				continue;
 			}
-			/* A region being changed waits for its folios in
-			   flight (settle_range()): not stuck, give it a
-			   moment (a second at most, if it never ends). */
-			if (rc->saw_busy && ++busy < 5000) {
+			/* Folios in flight are not "stuck": they are
+			   mapped, or gone, in a moment (a second at most
+			   is waited for, if they never are). */
+			if (rc->in_flight && ++waits < 5000) {
 				usleep(200);
 				continue;
 			}
@@ -679,7 +684,7 @@ void *reclaim_thread_main(void *arg)
 				   the tree above low. */
 				reap_members(rt, &last_reap);
 				usleep(5000);
-				idle = busy = 0;
+				idle = waits = 0;
 			}
 		}
 		/* Charges fell below high (freed, reaped): room again. */

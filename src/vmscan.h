@@ -55,8 +55,10 @@ struct reclaimer {
 	uint32_t arm[MAX_VICTIMS];
 	struct demote_folio demote[MAX_VICTIMS];
 	int tier;		/* the slower node being reclaimed, or -1 */
-	bool saw_busy;		/* the last scan skipped a range being
-				   changed (mmap.c settle_range()) */
+	bool in_flight;		/* the last scan found nothing to start,
+				   only folios in flight: a region being
+				   changed (mmap.c settle_range()), or all
+				   this process charges being faulted in */
 };
 
 /*
