@@ -507,10 +507,11 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 	pthread_rwlock_rdlock(&rt->op_lock);
 	r = next_region(rc);
 	if (!r) {
-		/* No folio on any list, and pages charged: every one of
-		   them is being faulted in (charged first, listed once
-		   mapped), or being zapped. */
-		rc->in_flight = memcg_own_pages(rt) > 0;
+		/* No folio on any list, and pages charged beyond the
+		   pool's: every one of them is being faulted in (charged
+		   first, listed once mapped), or being zapped. */
+		rc->in_flight = memcg_own_pages(rt) >
+				atomic_load(&rt->pool_pages);
 		pthread_rwlock_unlock(&rt->op_lock);
 		return 0;
 	}
@@ -624,8 +625,8 @@ void reclaimer_free(struct reclaimer *rc, bool owner)
 /*
  * The reclaimer thread (arg: its struct reclaimer): sleeps until charges
  * pass high (or a fault waits at max), then reclaims down to low.  When a
- * whole round over every region frees nothing (no swap space, everything
- * in flight), it declares the budget stuck so that waiting faults are
+ * whole round over every region frees nothing (no swap space, nothing
+ * left to evict), it declares the budget stuck so that waiting faults are
  * admitted, and retries later.  Folios in flight are not a reason: a
  * region skipped because a change to it (munmap, mremap, madvise) waits
  * for them, or a process whose every charged page is being faulted in
