@@ -535,23 +535,12 @@ uint64_t memcg_own_pages(struct uswap_runtime *rt)
 	return atomic_load(&rt->memcg->member[rt->member].charged);
 }
 
-/*
- * A fault waits at max, and the largest folio still would not fit: only
- * then does a waiter keep the reclaimers going below low.  Below low
- * every folio fits (low is at least two of them under max), and the
- * waiter only has yet to run: reclaiming on would empty the budget.
- */
-static bool waiter_needs_room(struct memcg *mc, uint64_t total)
-{
-	return atomic_load(&mc->waiters) > 0 && total + MAX_FOLIO_PAGES > mc->max;
-}
-
 bool memcg_above_high(struct uswap_runtime *rt)
 {
 	struct memcg *mc = rt->memcg;
-	uint64_t total = atomic_load(&mc->resident);
 
-	return total > mc->high || waiter_needs_room(mc, total);
+	return atomic_load(&mc->resident) > mc->high ||
+	       atomic_load(&mc->waiters) > 0;
 }
 
 /*
@@ -566,7 +555,7 @@ bool memcg_should_reclaim(struct uswap_runtime *rt)
 	uint64_t total = atomic_load(&mc->resident);
 	uint64_t mine = memcg_own_pages(rt) + atomic_load(&mc->shared);
 
-	if (total <= mc->low && !waiter_needs_room(mc, total))
+	if (total <= mc->low && !atomic_load(&mc->waiters))
 		return false;
 	return mine * atomic_load(&mc->nr_live) >= total;
 }
