@@ -196,9 +196,10 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 	enum lru_list_id list = rc->tier >= 0 ? LRU_DEMOTED : LRU_INACTIVE;
 
 	*nr_arm = 0;
-	rc->in_flight = region_busy(r);
-	if (rc->in_flight)
+	if (region_busy(r)) {
+		rc->in_flight = true;
 		return 0;
+	}
 	pthread_mutex_lock(&r->lru_lock);
 	if (list == LRU_INACTIVE)
 		shrink_active_list(rt, r);
