@@ -75,10 +75,13 @@ pids=$(pgrep -s $sid | paste -sd'|')
 pkill -9 -s $sid
 wait $sid 2>/dev/null
 # Exiting processes may take a while on a loaded machine (their memory and
-# io_uring go with them); what is still there after 15 s is reported.
+# io_uring go with them); what is still there after 15 s is reported.  A
+# worker forked while pkill ran was not among those it saw: the kill is
+# repeated, as a person would (a process that SIGKILL cannot end stays).
 for i in $(seq 150); do
 	pgrep -s $sid >/dev/null || break
 	sleep 0.1
+	pkill -9 -s $sid 2>/dev/null
 done
 pgrep -s $sid >/dev/null &&
 	fail "processes of the tree survived kill -9: $(ps -o pid=,stat=,wchan:32=,etimes=,args= -s $sid | head -8)"
