@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Weight: 8
 # Several swap devices, as the kernel uses them:
 #  - two files of equal priority are both used, within 10% of each other;
 #  - with different priorities the lower stays unused until the higher is

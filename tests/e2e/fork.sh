@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Weight: 14
 # fork keeps every byte and shares slots without leaking them (tests/e2e/fork.c):
 # folio sizes 4K..2M, with and without the compressed pool.
 set -u

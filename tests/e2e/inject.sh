@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Weight: 9
 # Faults injected through the system-call layer (USWAP_INJECT) and a swap
 # file corrupted behind uswap's back (tests/e2e/inject.c has the checks of
 # each scenario: data intact, or SIGBUS exactly in the folios lost; the

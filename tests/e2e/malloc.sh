@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Weight: 8
 # The malloc family under `uswap run --max 16M` (tests/e2e/malloc.c): large
 # blocks from every function are managed, swapped out and back with every
 # byte kept, and all given back at free; small ones stay with the C library.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Weight: 13
 # Real, unmodified programs from Debian's packages under a budget far below
 # their footprint; their output must be exactly what they print without
 # uswap (issue 5):

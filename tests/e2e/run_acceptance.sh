@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Weight: 12
 # Acceptance of the core issue: under `uswap run --max 64M`, a program maps
 # 512 MiB with mmap, writes and verifies it from two threads, exits 0; its
 # peak RSS stays under 64 MiB + 8 MiB; pswpout and pswpin are non-zero.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Weight: 90
 # Timeout: 900
 # Rounds of the soak (tests/soak/run) that found bugs now fixed, replayed
 # from their seeds (docs/reliability.md, "What the soak found"); each

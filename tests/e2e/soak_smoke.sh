@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Weight: 22
 # The soak (tests/soak/run, docs/reliability.md) for one 20-second round:
 # a fixed mix (seed 1734: 89 MiB in 2 areas under a 16 MiB budget, 64K
 # folios, 5 threads, the zstd pool page by page in front of two swap

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Weight: 10
 # Integrity stress through the library API at every folio size: 4 threads,
 # random reads and writes and read(2)/write(2) over a region 8x the budget.
 B=${USWAP_BUILD:-build}

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Weight: 35
 # The compressed tier end to end, under `uswap run --max 64M --zswap ...`:
 # a program maps 512 MiB, writes and verifies it from two threads (mixed
 # data: random, small numbers, repeated records, nearly zero pages).
