@@ -21,7 +21,7 @@
  * A victim without room, or whose write failed, loses its slots (ents
  * NULL) and stays resident (vmscan.c puts it back); a device whose writes
  * fail leaves the lists for good, one without room until slots are freed;
- * both are counted and logged once (DESIGN.md, invariant 4).  A clean
+ * both are counted and logged once (docs/design.md, invariant 4).  A clean
  * victim (its slots still hold it) is not written at all.
  */
 #include <errno.h>

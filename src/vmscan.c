@@ -19,7 +19,7 @@
  * set when arming is also what the eviction protocol needs, so arming
  * costs no extra system call per evicted folio.
  *
- * The eviction protocol (DESIGN.md, invariant 1):
+ * The eviction protocol (docs/design.md, invariant 1):
  *   1. under op_lock (read) and the LRU lock, a victim goes RESIDENT ->
  *      EVICTING; it is write-protected already (armed, or clean);
  *   2. without locks, its pages are written to new slots straight from the
@@ -32,7 +32,7 @@
  * A write can only land before step 1's write-protect, or abort the
  * eviction: no write is ever lost.
  *
- * A tier that fails (DESIGN.md, invariant 4): a victim that finds no slot,
+ * A tier that fails (docs/design.md, invariant 4): a victim that finds no slot,
  * or whose write fails, keeps its folio resident (putback); a device whose
  * writes fail leaves the lists for good, one without room (ENOSPC) until
  * slots are freed; both are counted and logged once.  Step 2 is
