@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stat_proctitle.c - a program that sets its process title, as redis,
+ * postgres, nginx and stress-ng do: it moves its environment to the heap
+ * and writes over the whole block of its arguments and environment, so
+ * that /proc/PID/cmdline shows the title and /proc/PID/environ shows
+ * nothing of what it was started with (USWAP_STATS_DIR included).  Run
+ * under uswap run by stat_proctitle.sh, which then looks for it with
+ * uswap stat and uswap top.
+ *
+ * It writes SIZE MiB of managed memory (so that it swaps under a smaller
+ * --max), prints "ready PID" once the title is set, rewrites its memory
+ * until standard input ends, then checks every byte and exits 0.
+ *
+ * Usage: stat_proctitle SIZE_MIB TITLE
+ */
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+extern char **environ;
+
+/*
+ * Move the environment to the heap, then clear the block from argv[0] to
+ * the end of the last environment string and put title there.
+ */
+static void set_title(int argc, char **argv, const char *title)
+{
+	char *start = argv[0], *end = argv[argc - 1] + strlen(argv[argc - 1]);
+	char **env;
+	size_t n, i;
+	char *t = strdup(title);
+
+	for (n = 0; environ[n]; n++)
+		if (environ[n] == end + 1)
+			end = environ[n] + strlen(environ[n]);
+	env = calloc(n + 1, sizeof(*env));
+	if (!env || !t)
+		t_fail("out of memory");
+	for (i = 0; i < n; i++) {
+		env[i] = strdup(environ[i]);
+		if (!env[i])
+			t_fail("out of memory");
+	}
+	environ = env;
+	memset(start, 0, (size_t)(end - start));
+	snprintf(start, (size_t)(end - start), "%s", t);
+	free(t);
+}
+
+static uint8_t pattern(size_t page, unsigned pass)
+{
+	return (uint8_t)(page * 131 + pass * 7 + 1);
+}
+
+int main(int argc, char **argv)
+{
+	size_t size, pages, p;
+	unsigned pass = 0;
+	uint8_t *mem;
+	char c;
+
+	if (argc != 3)
+		t_fail("usage: stat_proctitle SIZE_MIB TITLE");
+	size = strtoul(argv[1], NULL, 10) << 20;
+	pages = size / T_PAGE;
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		t_fail("mmap: %s", strerror(errno));
+	for (p = 0; p < pages; p++)
+		memset(mem + p * T_PAGE, pattern(p, pass), T_PAGE);
+	set_title(argc, argv, argv[2]);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	/* Rewrite the memory while the test looks, until stdin ends. */
+	for (;;) {
+		struct timespec ts = { 0, 200 * 1000 * 1000 };
+		ssize_t r;
+
+		fcntl(0, F_SETFL, O_NONBLOCK);
+		r = read(0, &c, 1);
+		if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+			break;
+		pass++;
+		for (p = 0; p < pages; p++)
+			memset(mem + p * T_PAGE, pattern(p, pass), T_PAGE);
+		nanosleep(&ts, NULL);
+	}
+	for (p = 0; p < pages; p++) {
+		uint8_t want = pattern(p, pass);
+		size_t i;
+
+		for (i = 0; i < T_PAGE; i++)
+			if (mem[p * T_PAGE + i] != want)
+				t_fail("page %zu byte %zu: %#x, expected %#x",
+				       p, i, mem[p * T_PAGE + i], want);
+	}
+	return 0;
+}
