@@ -518,6 +518,33 @@ static void check_options(struct run_args *ra)
 
 /* ---- what PROG needs -------------------------------------------------- */
 
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW	_IO(0xAA, 0x00)
+#endif
+
+/*
+ * A userfaultfd as the runtime opens one (prim_uffd_open): the system
+ * call, else /dev/userfaultfd; the error of the latter in *dev_err.
+ */
+static int open_userfaultfd(int *dev_err)
+{
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	int dev;
+
+	*dev_err = 0;
+	if (fd >= 0 || errno != EPERM)
+		return fd >= 0 ? fd : -errno;
+	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0) {
+		*dev_err = errno;
+		return -EPERM;
+	}
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
+	*dev_err = fd < 0 ? errno : 0;
+	close(dev);
+	return fd >= 0 ? fd : -EPERM;
+}
+
 /*
  * Open and initialise a userfaultfd, as the runtime will; on failure say
  * why and return false.
@@ -526,10 +553,10 @@ static bool probe_userfaultfd(void)
 {
 	struct uffdio_api api = { .api = UFFD_API };
 	char sysctl[32] = "";
-	int fd, err, sfd;
+	int fd, err, sfd, dev_err;
 	ssize_t n;
 
-	fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	fd = open_userfaultfd(&dev_err);
 	if (fd >= 0) {
 		if (!ioctl(fd, UFFDIO_API, &api)) {
 			close(fd);
@@ -541,7 +568,7 @@ static bool probe_userfaultfd(void)
 		    strerror(err));
 		return false;
 	}
-	err = errno;
+	err = -fd;
 	if (err == ENOSYS) {
 		say("this kernel has no userfaultfd (built without CONFIG_USERFAULTFD, or a seccomp filter hides the system call)");
 		return false;
@@ -558,8 +585,9 @@ static bool probe_userfaultfd(void)
 		if (!strcmp(sysctl, "1"))
 			say("userfaultfd is not permitted for this user although vm.unprivileged_userfaultfd=1: a seccomp filter or security module forbids it");
 		else
-			say("userfaultfd is not permitted for this user: set vm.unprivileged_userfaultfd=1 or give the process CAP_SYS_PTRACE (vm.unprivileged_userfaultfd is %s)",
-			    sysctl[0] ? sysctl : "unreadable");
+			say("userfaultfd is not permitted for this user (vm.unprivileged_userfaultfd is %s; /dev/userfaultfd: %s): an administrator can set vm.unprivileged_userfaultfd=1, give a group of the user read and write access to /dev/userfaultfd (see uswap(1)), or give the process CAP_SYS_PTRACE",
+			    sysctl[0] ? sysctl : "unreadable",
+			    strerror(dev_err ? dev_err : EPERM));
 		return false;
 	}
 	say("cannot open a userfaultfd: %s", strerror(err));
