@@ -57,7 +57,7 @@ usable $? "--stats with a link at s.json"
 victim_intact "--stats with a link at s.json"
 [ -f "$T/evil/s.json" ] && [ ! -L "$T/evil/s.json" ] || fail "s.json is still a link: $(ls -la "$T/evil")"
 grep -q '"vmstat"' "$T/evil/s.json" || fail "s.json: $(cat "$T/evil/s.json")"
-grep -qx "uswap: --stats $T/evil/s.json was a symbolic link (to $T/victim): replaced by the statistics, $T/victim not written" "$T/err" ||
+grep -qx "uswap: --stats $T/evil/s.json was a symbolic link (to $T/victim): replaced by the statistics file; $T/victim is left as it was" "$T/err" ||
 	fail "uswap did not say it replaced the link: $(cat "$T/err")"
 
 # The preload library alone, with USWAP_STATS at a link (no uswap run).
