@@ -176,6 +176,14 @@ char *stats_file_read(int dfd, const char *name, uid_t owner, size_t *lenp,
 	int fd, e;
 
 	*why = NULL;
+	/* Not even opened unless a regular file (a device may act on open). */
+	if (!fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) &&
+	    !S_ISREG(st->st_mode)) {
+		*why = S_ISLNK(st->st_mode) ? "a symbolic link" :
+					      "not a regular file";
+		errno = EINVAL;
+		return NULL;
+	}
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 		    O_CLOEXEC);
 	if (fd < 0) {

@@ -464,7 +464,7 @@ static bool tree_from_env(pid_t pid, struct tree *t)
 static int tree_of_orphan(pid_t pid, struct tree *t)
 {
 	struct orphan_search os = { .pid = pid, .t = t };
-	char budget[64];
+	char budget[64], safe[256];
 	int err = proc_maps_budget(pid, NULL, budget, sizeof(budget));
 
 	if (err == -ESRCH) {
@@ -492,7 +492,7 @@ static int tree_of_orphan(pid_t pid, struct tree *t)
 		return 0;
 	}
 	say("process %d charges the uswap budget %s, but no statistics directory of a running uswap run has it (its run has ended?)",
-	    (int)pid, budget);
+	    (int)pid, term_safe(budget, safe, sizeof(safe)));
 	return EXIT_NO_TREE;
 }
 

@@ -26,19 +26,42 @@
 extern char **environ;
 
 /*
- * Move the environment to the heap, then clear the block from argv[0] to
- * the end of the last environment string and put title there.
+ * The block of this process's arguments and environment strings, as the
+ * kernel knows it (/proc/self/stat: arg_start, env_end): the environment
+ * array may point elsewhere by now (setenv).
  */
-static void set_title(int argc, char **argv, const char *title)
+static void args_block(char **start, char **end)
 {
-	char *start = argv[0], *end = argv[argc - 1] + strlen(argv[argc - 1]);
-	char **env;
-	size_t n, i;
-	char *t = strdup(title);
+	unsigned long v[4];
+	char buf[4096], *p;
+	int field, fd = open("/proc/self/stat", O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 
+	if (n <= 0)
+		t_fail("/proc/self/stat: %s", strerror(errno));
+	close(fd);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	for (field = 2; p && field < 48; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p, " %lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
+		t_fail("/proc/self/stat: no arg_start..env_end");
+	*start = (char *)v[0];
+	*end = (char *)v[3];
+}
+
+/*
+ * Move the environment to the heap, then clear the whole block of the
+ * arguments and environment and put title there.
+ */
+static void set_title(const char *title)
+{
+	char *start, *end, **env, *t = strdup(title);
+	size_t n, i;
+
+	args_block(&start, &end);
 	for (n = 0; environ[n]; n++)
-		if (environ[n] == end + 1)
-			end = environ[n] + strlen(environ[n]);
+		;
 	env = calloc(n + 1, sizeof(*env));
 	if (!env || !t)
 		t_fail("out of memory");
@@ -75,7 +98,7 @@ int main(int argc, char **argv)
 		t_fail("mmap: %s", strerror(errno));
 	for (p = 0; p < pages; p++)
 		memset(mem + p * T_PAGE, pattern(p, pass), T_PAGE);
-	set_title(argc, argv, argv[2]);
+	set_title(argv[2]);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	/* Rewrite the memory while the test looks, until stdin ends. */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Description: uswap stat and top find a process that set its process title (its arguments and environment written over, as redis, postgres, nginx do): by its pid, by uswap run's, and without a pid; redis-server too, when installed.
+# Description: uswap stat and top find a process that set its process title (its arguments and environment written over, as redis, postgres, nginx do): by its pid, by uswap run's, and without a pid; also one that left its parent (no uswap run above it); redis-server too, when installed.
 # Timeout: 300
 # Weight: 20
 B=${USWAP_BUILD:-$(dirname "$0")/../../build}
@@ -9,7 +9,7 @@ P=$B/tests/e2e/stat_proctitle
 T=$(mktemp -d) || exit 1
 RUN=
 cleanup() {
-	exec 3>&- 2>/dev/null
+	exec 3>&- 4>&- 2>/dev/null
 	if [ -n "$RUN" ]; then
 		kill "$RUN" 2>/dev/null
 		wait "$RUN" 2>/dev/null
@@ -76,6 +76,33 @@ wait "$RUN"
 rc=$?
 RUN=
 [ $rc -eq 0 ] || fail "stat_proctitle: exit $rc ($(cat "$T/err"))"
+
+# A process that left its parent (a daemon): no uswap run above it.
+mkfifo "$T/in2" || exit 1
+"$U" run --max 8M -- sh -c '("$0" 16 "orphan: serving" <"$1" >"$2" 2>"$3" &); read x || :' \
+	"$P" "$T/in2" "$T/out2" "$T/err2" <"$T/in" >"$T/out" 2>"$T/err" &
+RUN=$!
+exec 3>"$T/in" 4>"$T/in2"
+wait_line "$T/out2" "^ready "
+ORPHAN=$(sed -n 's/^ready //p' "$T/out2")
+ppid=$(sed 's/.*) //' "/proc/$ORPHAN/stat" | cut -d' ' -f2)
+[ "$ppid" != "$RUN" ] && ! pgrep -P "$RUN" | grep -qx "$ppid" ||
+	fail "process $ORPHAN did not leave its parent (ppid $ppid)"
+check_hidden "$ORPHAN"
+check_found "$ORPHAN" stat_proctitle
+exec 4>&-
+i=0
+while kill -0 "$ORPHAN" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 600 ] || fail "process $ORPHAN did not end"
+	sleep 0.1
+done
+[ -s "$T/err2" ] && fail "the orphan: $(cat "$T/err2")"
+exec 3>&-
+wait "$RUN"
+rc=$?
+RUN=
+[ $rc -eq 0 ] || fail "uswap run sh: exit $rc ($(cat "$T/err"))"
 
 # redis-server rewrites its title the same way.
 if ! command -v redis-server >/dev/null 2>&1 || ! command -v python3 >/dev/null 2>&1; then
