@@ -49,13 +49,14 @@ SWAPDIR="$T/e/s${ESC}[31m"
 mkfifo "$T/in" && chmod 644 "$T/in" || exit 1
 as_evil mkdir "$T/e/tmp" "$SWAPDIR" || exit 1
 
-# The other user's tree: PROG forks five sleeps, then becomes the program.
+# The other user's tree: PROG forks five sleeps, then becomes the program,
+# which writes its title over its arguments (and keeps its environment).
 # uswap run needs userfaultfd: the other user gets CAP_SYS_PTRACE for it
 # (one of the ways docs/uswap.1 names), whatever vm.unprivileged_userfaultfd.
 setpriv --reuid="$EVIL" --regid="$(id -g "$EVIL")" --clear-groups \
 	--inh-caps=-all,+sys_ptrace --ambient-caps=+sys_ptrace --bounding-set=-all,+sys_ptrace \
 	env TMPDIR="$T/e/tmp" "$T/bin/uswap" run --max 16M --swap-dir "$SWAPDIR" -- \
-	sh -c 'for i in 1 2 3 4 5; do sleep 1000 & done; exec "$0" 8 "$1"' "$EXE" "$TITLE" \
+	sh -c 'for i in 1 2 3 4 5; do sleep 1000 & done; exec "$0" 8 "$1" args' "$EXE" "$TITLE" \
 	<"$T/in" >"$T/out" 2>"$T/err" &
 RUN=$!
 exec 3>"$T/in"

@@ -12,7 +12,8 @@
  * --max), prints "ready PID" once the title is set, rewrites its memory
  * until standard input ends, then checks every byte and exits 0.
  *
- * Usage: stat_proctitle SIZE_MIB TITLE
+ * Usage: stat_proctitle SIZE_MIB TITLE [args]
+ * (args: write over the arguments only, and keep the environment).
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -30,7 +31,7 @@ extern char **environ;
  * kernel knows it (/proc/self/stat: arg_start, env_end): the environment
  * array may point elsewhere by now (setenv).
  */
-static void args_block(char **start, char **end)
+static void args_block(char **start, char **end, bool args_only)
 {
 	unsigned long v[4];
 	char buf[4096], *p;
@@ -47,19 +48,20 @@ static void args_block(char **start, char **end)
 	if (!p || sscanf(p, " %lu %lu %lu %lu", &v[0], &v[1], &v[2], &v[3]) != 4)
 		t_fail("/proc/self/stat: no arg_start..env_end");
 	*start = (char *)v[0];
-	*end = (char *)v[3];
+	*end = (char *)v[args_only ? 1 : 3];
 }
 
 /*
  * Move the environment to the heap, then clear the whole block of the
- * arguments and environment and put title there.
+ * arguments and environment (or of the arguments only) and put title
+ * there.
  */
-static void set_title(const char *title)
+static void set_title(const char *title, bool args_only)
 {
 	char *start, *end, **env, *t = strdup(title);
 	size_t n, i;
 
-	args_block(&start, &end);
+	args_block(&start, &end, args_only);
 	for (n = 0; environ[n]; n++)
 		;
 	env = calloc(n + 1, sizeof(*env));
@@ -88,8 +90,8 @@ int main(int argc, char **argv)
 	uint8_t *mem;
 	char c;
 
-	if (argc != 3)
-		t_fail("usage: stat_proctitle SIZE_MIB TITLE");
+	if (argc != 3 && (argc != 4 || strcmp(argv[3], "args")))
+		t_fail("usage: stat_proctitle SIZE_MIB TITLE [args]");
 	size = strtoul(argv[1], NULL, 10) << 20;
 	pages = size / T_PAGE;
 	mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -98,7 +100,7 @@ int main(int argc, char **argv)
 		t_fail("mmap: %s", strerror(errno));
 	for (p = 0; p < pages; p++)
 		memset(mem + p * T_PAGE, pattern(p, pass), T_PAGE);
-	set_title(argv[2]);
+	set_title(argv[2], argc == 4);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	/* Rewrite the memory while the test looks, until stdin ends. */
