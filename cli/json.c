@@ -466,22 +466,69 @@ const struct json_value *json_get(const struct json_value *obj,
 	return NULL;
 }
 
+size_t utf8_len(const char *s)
+{
+	const unsigned char *c = (const unsigned char *)s;
+	uint32_t cp, min;
+	size_t n, i;
+
+	if (c[0] < 0x80)
+		return 1;
+	if (c[0] >= 0xc2 && c[0] <= 0xdf) {
+		n = 2;
+		cp = c[0] & 0x1f;
+		min = 0x80;
+	} else if (c[0] >= 0xe0 && c[0] <= 0xef) {
+		n = 3;
+		cp = c[0] & 0x0f;
+		min = 0x800;
+	} else if (c[0] >= 0xf0 && c[0] <= 0xf4) {
+		n = 4;
+		cp = c[0] & 0x07;
+		min = 0x10000;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((c[i] & 0xc0) != 0x80)
+			return 0;	/* the NUL ends it too */
+		cp = cp << 6 | (c[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp < 0xe000))
+		return 0;
+	return n;
+}
+
+bool utf8_is_control(const char *s, size_t n)
+{
+	const unsigned char *c = (const unsigned char *)s;
+
+	/* C0 and DEL; C1 (U+0080 to U+009F) is 0xc2 0x80..0x9f. */
+	return (n == 1 && (c[0] < 0x20 || c[0] == 0x7f)) ||
+	       (n == 2 && c[0] == 0xc2 && c[1] < 0xa0);
+}
+
 void json_write_string(FILE *f, const char *s)
 {
-	const unsigned char *c;
+	const char *c;
+	size_t n;
 
 	fputc('"', f);
-	for (c = (const unsigned char *)s; *c; c++) {
+	for (c = s; *c; c += n ? n : 1) {
+		n = utf8_len(c);
 		if (*c == '"' || *c == '\\')
 			fprintf(f, "\\%c", *c);
 		else if (*c == '\n')
 			fputs("\\n", f);
 		else if (*c == '\t')
 			fputs("\\t", f);
-		else if (*c < 0x20)
-			fprintf(f, "\\u%04x", *c);
+		else if (!n)
+			fputs("\\ufffd", f);	/* not UTF-8: JSON cannot hold it */
+		else if (utf8_is_control(c, n))
+			fprintf(f, "\\u%04x", n == 1 ? (unsigned char)*c :
+				(unsigned char)c[1]);
 		else
-			fputc(*c, f);
+			fwrite(c, 1, n, f);
 	}
 	fputc('"', f);
 }

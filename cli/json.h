@@ -48,7 +48,18 @@ void json_free(struct json_value *v);
 const struct json_value *json_get(const struct json_value *obj,
 				  const char *key);
 
-/* Write s as a JSON string literal, quotes included. */
+/*
+ * The length of the UTF-8 character at s (1 for ASCII, NUL included), or
+ * 0 when s holds no valid UTF-8 character there.
+ */
+size_t utf8_len(const char *s);
+/* Is the character of n bytes at s a control character (C0, DEL, C1)? */
+bool utf8_is_control(const char *s, size_t n);
+
+/*
+ * Write s as a JSON string literal, quotes included: control characters
+ * escaped (C1 and DEL too), a byte that is not UTF-8 as U+FFFD.
+ */
 void json_write_string(FILE *f, const char *s);
 /* Write v compactly ({"a": 1, "b": [2]}); numbers as they were read. */
 void json_write(FILE *f, const struct json_value *v);

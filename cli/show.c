@@ -9,6 +9,7 @@
  * counters; or one JSON object (stat --json).  Processes forked from one
  * another share a budget and its swap devices: those are counted once.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,6 +17,42 @@
 #include "stats.h"
 
 #define BAR_WIDTH	30
+
+/* ---- what may go to a terminal ---------------------------------------- */
+
+const char *term_safe(const char *s, char *buf, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t used = 0, n, i, out;
+	const char *c;
+
+	for (c = s; *c; c += n) {
+		n = utf8_len(c);
+		out = !n || utf8_is_control(c, n) ? (n ? n : 1) * 4 :
+		      *c == '\\' ? 2 : n;
+		if (used + out >= size)
+			break;		/* a whole character, or none */
+		if (out == n) {
+			memcpy(buf + used, c, n);
+		} else if (*c == '\\') {
+			memcpy(buf + used, "\\\\", 2);
+		} else {
+			n = n ? n : 1;
+			for (i = 0; i < n; i++) {
+				unsigned char b = (unsigned char)c[i];
+
+				buf[used + 4 * i] = '\\';
+				buf[used + 4 * i + 1] = 'x';
+				buf[used + 4 * i + 2] = hex[b >> 4];
+				buf[used + 4 * i + 3] = hex[b & 15];
+			}
+		}
+		used += out;
+	}
+	if (size)
+		buf[used] = 0;
+	return buf;
+}
 
 /* bytes as 1023B, 15.2K, 1.5G (powers of 1024). */
 static const char *human(double bytes, char buf[16])
@@ -49,12 +86,15 @@ static void bar(FILE *f, uint64_t used, uint64_t max)
 
 static void show_tree(FILE *f, const struct tree *t, const struct view *v)
 {
+	char cmd[sizeof(t->cmd) * 4], dir[PATH_MAX];
+
+	term_safe(t->cmd, cmd, sizeof(cmd));
 	if (t->run_pid)
-		fprintf(f, "tree   uswap run %d: %s\n", (int)t->run_pid, t->cmd);
+		fprintf(f, "tree   uswap run %d: %s\n", (int)t->run_pid, cmd);
 	else
-		fprintf(f, "tree   process %d: %s\n", (int)t->prog_pid, t->cmd);
+		fprintf(f, "tree   process %d: %s\n", (int)t->prog_pid, cmd);
 	fprintf(f, "       %zu process%s publishing, statistics in %s\n",
-		v->nr, v->nr == 1 ? "" : "es", t->dir);
+		v->nr, v->nr == 1 ? "" : "es", term_safe(t->dir, dir, sizeof(dir)));
 }
 
 static uint64_t row_get(const struct json_value *row, const char *name)
@@ -278,7 +318,7 @@ static void show_procs(FILE *f, const struct view *v, const struct rates *r)
 	const struct rate_state *rs;
 	const struct json_value *doc;
 	uint64_t resident, pool, max;
-	char a[16], b[16], c[16], d[16], e[16];
+	char a[16], b[16], c[16], d[16], e[16], comm[64];
 	bool shared, any_shared = false;
 	size_t i;
 
@@ -306,7 +346,8 @@ static void show_procs(FILE *f, const struct view *v, const struct rates *r)
 				human(rs->rate[RATE_SWPOUT] * page, b));
 		else if (r)
 			fprintf(f, " %8s %8s %8s", "-", "-", "-");
-		fprintf(f, "  %s\n", v->procs[i].comm);
+		fprintf(f, "  %s\n", term_safe(v->procs[i].comm, comm,
+						  sizeof(comm)));
 	}
 	if (any_shared)
 		fputs("* one budget and one set of swap devices, shared by processes forked\n"
@@ -324,7 +365,7 @@ static const char *path_tail(const char *path, size_t width)
 /* The swap devices, as /proc/swaps rows with their traffic. */
 static void show_devices(FILE *f, const struct device *d, size_t n)
 {
-	char a[16], b[16], pids[24];
+	char a[16], b[16], pids[24], path[PATH_MAX], type[32];
 	size_t k;
 
 	fprintf(f, "\n%-32s %5s %8s %8s %6s %4s %9s %9s %9s\n", "DEVICE", "TYPE",
@@ -336,8 +377,9 @@ static void show_devices(FILE *f, const struct device *d, size_t n)
 		snprintf(pids, sizeof(pids), d[k].nr > 1 ? "%d+%u" : "%d",
 			 (int)d[k].pid, d[k].nr - 1);
 		fprintf(f, "%-32s %5s %8s %8s %6s %4s %9llu %9llu %9s\n",
-			path_tail(row_str(d[k].row, "path"), 32),
-			row_str(d[k].row, "type"),
+			path_tail(term_safe(row_str(d[k].row, "path"), path,
+					    sizeof(path)), 32),
+			term_safe(row_str(d[k].row, "type"), type, sizeof(type)),
 			human((double)row_get(d[k].row, "size_kib") * 1024, a),
 			human((double)d[k].used_kib * 1024, b),
 			prio && prio->type == JSON_NUMBER ? prio->text : "?",
@@ -352,12 +394,14 @@ static void show_counters(FILE *f, const struct view *v)
 {
 	const struct counters *cs = &v->m.vmstat;
 	size_t i, col = 0;
+	char name[128];
 
 	fputs("\nCOUNTERS (all processes; zero ones left out)\n", f);
 	for (i = 0; i < cs->n; i++) {
 		if (!cs->c[i].v)
 			continue;
-		fprintf(f, "%s%-26s %12llu", col ? "   " : "", cs->c[i].name,
+		fprintf(f, "%s%-26s %12llu", col ? "   " : "",
+			term_safe(cs->c[i].name, name, sizeof(name)),
 			(unsigned long long)cs->c[i].v);
 		if (col)
 			fputc('\n', f);

@@ -36,7 +36,10 @@ static const char stat_help[] =
 "published them in the last half second.\n"
 "\n"
 "PID is uswap run's, or that of any process of the tree.  Without PID, the\n"
-"tree is found in /proc: if several run, they are listed.\n"
+"tree is that of the uswap run this user may inspect: if several run, they\n"
+"are listed.  A file of the tree's statistics directory that is not a\n"
+"regular file of the tree's user, of at most 1 MiB, is skipped with a note;\n"
+"control characters are shown as \\xNN.\n"
 "\n"
 "  --json      print one JSON object: \"tree\", \"vmstat\", \"swaps\",\n"
 "              \"fault_latency_us\", \"process\" as in --stats, and\n"
@@ -48,7 +51,8 @@ static const char stat_help[] =
 "  1   no such tree: PID is not running, is not in a uswap tree, or its\n"
 "      run has ended; without PID, none or several trees run\n"
 "  2   usage error\n"
-"  3   PID is another user's process: its environment cannot be read\n";
+"  3   PID is another user's process: its uswap run's descriptors or its\n"
+"      memory map cannot be read\n";
 
 static const char top_help[] =
 "Usage: uswap top [-d SECONDS] [-n COUNT] [PID]\n"

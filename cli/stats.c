@@ -5,10 +5,19 @@
  *
  * Each process of a uswap tree writes its counters as one JSON document
  * into the tree's statistics directory (see stats.h).  uswap run makes
- * the directory before PROG (uswap-stats.PID.XXXXXX in $TMPDIR; those of
- * runs that were killed are swept away then), merges the final documents
- * when PROG ends, and removes it; uswap stat and top merge the live ones
- * of the processes still running.  Both merge the same way:
+ * the directory before PROG (uswap-stats.PID.XXXXXX in $TMPDIR, 0700;
+ * those of runs that were killed are swept away then) and holds it open
+ * while PROG runs: uswap stat and top find it through that descriptor in
+ * /proc/PID/fd, which no program of the tree can change.  It merges the
+ * final documents when PROG ends, and removes the directory; uswap stat
+ * and top merge the live ones of the processes still running.
+ *
+ * Every file of the directory is read as a file another user may have
+ * made (stats_file_read()): never through a link, never blocking, only a
+ * regular file of the tree's user, of at most STATS_FILE_MAX bytes.  Every
+ * file uswap writes (--stats) is created anew under a random name, never
+ * through a link (O_EXCL | O_NOFOLLOW), checked on its descriptor, and
+ * renamed into place.  Both merge the same way:
  *
  *   vmstat            summed, except levels and limits (names ending in
  *                     _peak or _bytes), which take the largest value
@@ -24,7 +33,9 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "uswap.h"
@@ -103,7 +114,7 @@ int stats_file_pid(const char *name, enum stats_kind kind)
 	return (int)pid;
 }
 
-char *stats_read_fd(int fd, size_t *lenp)
+char *stats_read_fd(int fd, size_t max, size_t *lenp)
 {
 	char *buf = NULL, *nb;
 	size_t len = 0, cap = 0;
@@ -112,6 +123,8 @@ char *stats_read_fd(int fd, size_t *lenp)
 	for (;;) {
 		if (len + 1 >= cap) {
 			cap = cap ? cap * 2 : 8192;
+			if (cap > max + 2)
+				cap = max + 2;	/* room for one byte too many */
 			nb = realloc(buf, cap);
 			if (!nb) {
 				free(buf);
@@ -130,24 +143,83 @@ char *stats_read_fd(int fd, size_t *lenp)
 		if (!n)
 			break;
 		len += (size_t)n;
+		if (len > max) {
+			free(buf);
+			errno = EFBIG;
+			return NULL;
+		}
 	}
 	buf[len] = 0;
 	*lenp = len;
 	return buf;
 }
 
-char *stats_read_file(int dirfd, const char *name, size_t *lenp)
+char *stats_read_file(int dirfd, const char *name, size_t max, size_t *lenp)
 {
 	int e, fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	char *buf;
 
 	if (fd < 0)
 		return NULL;
-	buf = stats_read_fd(fd, lenp);
+	buf = stats_read_fd(fd, max, lenp);
 	e = errno;
 	close(fd);
 	errno = e;
 	return buf;
+}
+
+char *stats_file_read(int dfd, const char *name, uid_t owner, size_t *lenp,
+		      struct stat *st, const char **why)
+{
+	static char owned[96];
+	char *text;
+	int fd, e;
+
+	*why = NULL;
+	/* Not even opened unless a regular file (a device may act on open). */
+	if (!fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW) &&
+	    !S_ISREG(st->st_mode)) {
+		*why = S_ISLNK(st->st_mode) ? "a symbolic link" :
+					      "not a regular file";
+		errno = EINVAL;
+		return NULL;
+	}
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		    O_CLOEXEC);
+	if (fd < 0) {
+		e = errno;
+		if (e == ELOOP)
+			*why = "a symbolic link";
+		else if (e != ENOENT)	/* else gone meanwhile: no news */
+			*why = strerror(e);
+		errno = e;
+		return NULL;
+	}
+	if (fstat(fd, st)) {
+		*why = strerror(errno);
+	} else if (!S_ISREG(st->st_mode)) {
+		*why = "not a regular file";
+	} else if (st->st_uid != owner) {
+		snprintf(owned, sizeof(owned),
+			 "owned by uid %u, not by the tree's user (uid %u)",
+			 (unsigned)st->st_uid, (unsigned)owner);
+		*why = owned;
+	} else if (st->st_size > STATS_FILE_MAX) {
+		*why = "larger than " STATS_FILE_MAX_TEXT;
+	}
+	if (*why) {
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	text = stats_read_fd(fd, STATS_FILE_MAX, lenp);
+	e = errno;
+	if (!text)
+		*why = e == EFBIG ? "larger than " STATS_FILE_MAX_TEXT :
+				    strerror(e);
+	close(fd);
+	errno = e;
+	return text;
 }
 
 bool stats_merge_doc(struct merged *m, struct json_value *doc)
@@ -183,20 +255,24 @@ bool stats_merge_doc(struct merged *m, struct json_value *doc)
 	return true;
 }
 
-/* Parse one file of dir into m; skip it (saying why, when verbose) if bad. */
+/*
+ * Parse one file of dir (dfd) into m, if it is owner's; skip it (saying
+ * why, when verbose) if not, or bad.
+ */
 static void merge_file(const char *dir, int dfd, const char *name,
-		       struct merged *m, bool verbose)
+		       uid_t owner, struct merged *m, bool verbose)
 {
 	struct json_value *doc;
+	const char *why;
+	struct stat st;
 	char err[256];
 	size_t len;
-	char *text = stats_read_file(dfd, name, &len);
+	char *text = stats_file_read(dfd, name, owner, &len, &st, &why);
 
 	if (!text) {
 		/* A live file may be replaced or removed while we look. */
-		if (verbose && errno != ENOENT)
-			say("cannot read statistics %s/%s: %s", dir, name,
-			    strerror(errno));
+		if (verbose && why)
+			say("statistics %s/%s: %s: skipped", dir, name, why);
 		return;
 	}
 	if (json_parse(text, len, &doc, err, sizeof(err)) ||
@@ -211,17 +287,36 @@ static void merge_file(const char *dir, int dfd, const char *name,
 	free(text);
 }
 
+/* uswap run's statistics directory (stats_dir_create()), held open. */
+static char *run_dir;
+static int run_dfd = -1;
+
+/* A new descriptor of dir: of the one held open, or opened (no link). */
+static int dir_open(const char *dir)
+{
+	if (run_dir && run_dfd >= 0 && !strcmp(dir, run_dir))
+		return openat(run_dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
 int stats_merge_dir(const char *dir, enum stats_kind kind, struct merged *m,
 		    bool verbose)
 {
 	struct dirent *de;
-	DIR *d = opendir(dir);
+	struct stat st;
+	int fd = dir_open(dir);
+	DIR *d;
 
-	if (!d)
+	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) || !(d = fdopendir(fd))) {
+		close(fd);
+		return -errno;
+	}
 	while ((de = readdir(d))) {
 		if (stats_file_pid(de->d_name, kind) > 0)
-			merge_file(dir, dirfd(d), de->d_name, m, verbose);
+			merge_file(dir, dirfd(d), de->d_name, st.st_uid, m,
+				   verbose);
 	}
 	closedir(d);
 	return 0;
@@ -301,30 +396,101 @@ void stats_write_merged(FILE *f, const struct merged *m)
 	fputs("\n}\n", f);
 }
 
+/*
+ * A new file in dfd, named after base with a random suffix, that no one
+ * else has a name for: created here (O_EXCL), never through a link, and
+ * checked on its descriptor.  Its name in tmp; the descriptor, or -errno.
+ */
+static int create_tmp(int dfd, const char *base, char *tmp, size_t size)
+{
+	static unsigned seq;
+	struct stat st;
+	uint64_t r;
+	int fd, i;
+
+	for (i = 0; i < 100; i++) {
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = (uint64_t)time(NULL) << 32 ^ (uint64_t)getpid() << 16 ^
+			    ++seq;
+		snprintf(tmp, size, ".%.200s.%012llx", base,
+			 (unsigned long long)(r & 0xffffffffffffULL));
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			    O_CLOEXEC, 0666);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return -errno;
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode) &&
+		    st.st_uid == geteuid() && st.st_nlink == 1)
+			return fd;
+		close(fd);
+		return -EPERM;	/* not the file just made: leave it */
+	}
+	return -EEXIST;
+}
+
 int stats_write_file(const char *file, const struct merged *m)
 {
-	char *tmp;
+	char tmp[NAME_MAX + 1], target[PATH_MAX] = "", a[PATH_MAX], b[PATH_MAX];
+	const char *slash = strrchr(file, '/');
+	const char *base = slash ? slash + 1 : file;
+	bool was_link = false;
+	struct stat st;
+	int dfd, fd, err = 0;
+	char *dir;
+	ssize_t n;
 	FILE *f;
-	int err = 0;
 
-	if (asprintf(&tmp, "%s.tmp", file) < 0)
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		return -EISDIR;
+	dir = slash ? strndup(file, slash == file ? 1 : (size_t)(slash - file))
+		    : strdup(".");
+	if (!dir)
 		return -ENOMEM;
-	f = fopen(tmp, "we");
+	/* The directory as named (links and all); its entry FILE never. */
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(dir);
+	if (dfd < 0)
+		return -errno;
+	if (!fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (S_ISDIR(st.st_mode)) {
+			err = -EISDIR;
+			goto out_close_dir;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			was_link = true;
+			n = readlinkat(dfd, base, target, sizeof(target) - 1);
+			target[n > 0 ? n : 0] = 0;
+		}
+	}
+	fd = create_tmp(dfd, base, tmp, sizeof(tmp));
+	if (fd < 0) {
+		err = fd;
+		goto out_close_dir;
+	}
+	f = fdopen(fd, "w");
 	if (!f) {
 		err = -errno;
-		goto out;
+		close(fd);
+		goto out_unlink;
 	}
 	stats_write_merged(f, m);
 	if (fflush(f) || ferror(f) || fsync(fileno(f)))
 		err = -(errno ? errno : EIO);
 	if (fclose(f) && !err)
 		err = -errno;
-	if (!err && rename(tmp, file))
+	/* rename(2) replaces a link at FILE, never what it points to. */
+	if (!err && renameat(dfd, tmp, dfd, base))
 		err = -errno;
+	if (!err && was_link)
+		say("--stats %s was a symbolic link (to %s): replaced by the statistics file; %s is left as it was",
+		    term_safe(file, a, sizeof(a)),
+		    term_safe(target, b, sizeof(b)), b);
+out_unlink:
 	if (err)
-		unlink(tmp);
-out:
-	free(tmp);
+		unlinkat(dfd, tmp, 0);
+out_close_dir:
+	close(dfd);
 	return err;
 }
 
@@ -350,10 +516,28 @@ void stats_merged_free(struct merged *m)
  * Without it (needed for --stats and --verbose only) PROG still runs.
  */
 
+/* Remove the files of the directory dfd (closed here). */
+static void dir_empty(int dfd)
+{
+	struct dirent *de;
+	DIR *d = fdopendir(dfd);
+
+	if (!d) {
+		close(dfd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+}
+
 /*
  * Statistics directories of runs that were killed (kill -9 of uswap run
  * itself leaves its directory behind): uswap-stats.PID.* of this user
- * whose PID is gone.  Swept at the start of every run.
+ * whose PID is gone.  Swept at the start of every run, each through a
+ * descriptor of its own that no link led to.
  */
 static void sweep_stale_stats_dirs(const char *tmp)
 {
@@ -363,18 +547,22 @@ static void sweep_stale_stats_dirs(const char *tmp)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		char path[PATH_MAX];
 		struct stat st;
-		int pid;
+		int pid, fd;
 
 		if (sscanf(de->d_name, "uswap-stats.%d.", &pid) != 1 || pid <= 0 ||
 		    (kill(pid, 0) == 0 || errno != ESRCH))
 			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", tmp, de->d_name) >=
-		    (int)sizeof(path) || lstat(path, &st) ||
-		    !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY |
+			    O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
 			continue;
-		stats_dir_remove(path);
+		if (fstat(fd, &st) || st.st_uid != geteuid()) {
+			close(fd);
+			continue;
+		}
+		dir_empty(fd);
+		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
 }
@@ -382,6 +570,8 @@ static void sweep_stale_stats_dirs(const char *tmp)
 char *stats_dir_create(bool needed)
 {
 	char *dir, *real;
+	struct stat st;
+	int fd;
 
 	sweep_stale_stats_dirs(cli_tmp_dir());
 	if (asprintf(&dir, "%s/uswap-stats.%d.XXXXXX", cli_tmp_dir(),
@@ -393,10 +583,18 @@ char *stats_dir_create(bool needed)
 		say("cannot create a statistics directory %s: %s%s", dir,
 		    strerror(errno), needed ? "" :
 		    " (uswap stat and top will not see this run)");
-		if (needed)
-			exit(EXIT_CANNOT_RUN);
-		free(dir);
-		return NULL;
+		goto err_free;
+	}
+	/* The directory just made, and no other: it stays open while PROG runs. */
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		say("the statistics directory %s was replaced as it was made%s",
+		    dir, needed ? "" :
+		    " (uswap stat and top will not see this run)");
+		if (fd >= 0)
+			close(fd);
+		goto err_free;
 	}
 	/* Absolute: processes that change directory, and uswap stat, find it. */
 	real = realpath(dir, NULL);
@@ -404,24 +602,31 @@ char *stats_dir_create(bool needed)
 		free(dir);
 		dir = real;
 	}
+	run_dfd = fd;
+	run_dir = dir;
 	return dir;
+
+err_free:
+	if (needed)
+		exit(EXIT_CANNOT_RUN);
+	free(dir);
+	return NULL;
 }
 
 void stats_dir_remove(const char *dir)
 {
-	struct dirent *de;
-	DIR *d = opendir(dir);
+	int fd = dir_open(dir);
 
-	if (d) {
-		while ((de = readdir(d))) {
-			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-				unlinkat(dirfd(d), de->d_name, 0);
-		}
-		closedir(d);
-	}
+	if (fd >= 0)
+		dir_empty(fd);
 	if (rmdir(dir) && errno != ENOENT)
 		say("cannot remove the statistics directory %s: %s", dir,
 		    strerror(errno));
+	if (run_dir && !strcmp(dir, run_dir)) {
+		close(run_dfd);
+		run_dfd = -1;
+		run_dir = NULL;
+	}
 }
 
 /*

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -103,11 +104,26 @@ int stats_file_pid(const char *name, enum stats_kind kind);
 
 /*
  * The whole of file name in dirfd (or a path), or of what is left to read
- * of fd: malloc'd and NUL-terminated (*lenp excludes the NUL), or NULL
- * with errno set.
+ * of fd, if it holds at most max bytes: malloc'd and NUL-terminated (*lenp
+ * excludes the NUL), or NULL with errno set (EFBIG: more than max).
  */
-char *stats_read_file(int dirfd, const char *name, size_t *lenp);
-char *stats_read_fd(int fd, size_t *lenp);
+char *stats_read_file(int dirfd, const char *name, size_t max, size_t *lenp);
+char *stats_read_fd(int fd, size_t max, size_t *lenp);
+
+/* The most a statistics file may hold: a process's is a few KiB. */
+#define STATS_FILE_MAX		(1 << 20)
+#define STATS_FILE_MAX_TEXT	"1 MiB"
+
+/*
+ * The statistics file name in dfd, read as a file that someone else may
+ * have put there: opened without following a link or waiting (a FIFO),
+ * and read only if it is a regular file of owner's of at most
+ * STATS_FILE_MAX bytes.  Returns its text (as stats_read_fd()) and its
+ * stat in *st; or NULL, and in *why what it is instead (NULL when it is
+ * just gone).
+ */
+char *stats_file_read(int dfd, const char *name, uid_t owner, size_t *lenp,
+		      struct stat *st, const char **why);
 
 /*
  * Add one process's document to m, which takes it over (also on failure:
@@ -135,15 +151,21 @@ void stats_write_members(FILE *f, const struct merged *m);
 /* Write m as one JSON object. */
 void stats_write_merged(FILE *f, const struct merged *m);
 
-/* Write m to file, through file.tmp and rename(2); 0 or -errno. */
+/*
+ * Write m to file: into a new file of a random name in its directory
+ * (O_EXCL, no link followed), then rename(2) over file, which replaces a
+ * link there rather than what it points to (and says so).  0 or -errno.
+ */
 int stats_write_file(const char *file, const struct merged *m);
 
 void stats_merged_free(struct merged *m);
 
 /*
- * Make uswap run's statistics directory in cli_tmp_dir(), after removing
- * those of runs that were killed.  Returns its absolute path (malloc'd),
- * or NULL after saying why not; exits 125 instead when needed.
+ * Make uswap run's statistics directory in cli_tmp_dir() (0700), after
+ * removing those of runs that were killed, and hold it open (close on
+ * exec) until stats_dir_remove(): uswap stat and top find it there.
+ * Returns its absolute path (malloc'd), or NULL after saying why not;
+ * exits 125 instead when needed.
  */
 char *stats_dir_create(bool needed);
 
@@ -165,10 +187,14 @@ void stats_dir_finish(const char *dir, const struct uswap_options *opt);
 
 /* A running tree. */
 struct tree {
-	char *dir;		/* the statistics directory */
+	char *dir;		/* the statistics directory, as /proc shows it */
+	int dfd;		/* the directory itself, open; -1 if none */
+	uid_t uid;		/* its owner: the tree's user */
 	pid_t run_pid;		/* uswap run; 0 if not found */
 	pid_t prog_pid;		/* its PROG, or the process given */
 	char cmd[512];		/* PROG's command line */
+	pid_t *noted;		/* processes whose file was skipped, said once */
+	size_t nr_noted;
 };
 
 /* One process of a tree, as it last published. */
@@ -200,7 +226,7 @@ void tree_free(struct tree *t);
  * Returns 0, or -ENOENT when the tree has ended.  Free with view_free()
  * in either case.
  */
-int view_read(const struct tree *t, struct view *v);
+int view_read(struct tree *t, struct view *v);
 void view_free(struct view *v);
 
 /* The number obj.name of a process's document (obj NULL: the top), or 0. */
@@ -244,6 +270,14 @@ const struct rate_state *rates_find(const struct rates *r, pid_t pid);
 bool rates_sum(const struct rates *r, int k, double *sum);
 
 /* ---- show.c ----------------------------------------------------------- */
+
+/*
+ * s as it may go to a terminal, in buf: control characters (C0, DEL, C1)
+ * and bytes that are not UTF-8 as \xNN, the backslash as \\, the rest as
+ * it is; cut at a whole character to fit size.  Returns buf.  Every string
+ * that a program of a tree, or its user, could have chosen goes through it.
+ */
+const char *term_safe(const char *s, char *buf, size_t size);
 
 /* Print the view v of tree t as text; r: top's rates, NULL for stat. */
 void show_view(FILE *f, const struct tree *t, const struct view *v,

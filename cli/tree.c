@@ -1,27 +1,39 @@
 // SPDX-License-Identifier: MIT
 /*
  * tree.c - a running uswap tree: finding it, and reading what its
- * processes publish (for uswap stat and top).
+ * processes publish (for uswap stat and top), trusting nothing that a
+ * program of the tree, or its user, could have written.
  *
- * Finding it.  The statistics directory is named in /proc/PID/environ of
- * every process of the tree.  Not in uswap run's own: /proc shows the
- * environment a process was started with, and uswap run sets the variable
- * for PROG only; for uswap run's pid, the directory is that of its child.
- * uswap run is told by its command line ("uswap run ..."), and found from
- * a process of the tree among its ancestors.  Without a pid, /proc is
- * searched for the directories that the processes this user may inspect
- * name.
+ * Finding it.  uswap run holds its statistics directory open while PROG
+ * runs (stats.c): the directory is the one a descriptor in /proc/RUN/fd
+ * leads to, named uswap-stats.RUN.*, owned by the tree's user.  Nothing a
+ * program does to itself changes that: programs that set their process
+ * title (redis, postgres, nginx, stress-ng) write over their arguments
+ * and environment.  The uswap run of a process is the nearest of its
+ * ancestors whose command line says "uswap run" (uswap run never rewrites
+ * its own).  A process without one among its ancestors (a daemon that
+ * left its parent) is looked for in the directory of every uswap run this
+ * user may inspect, then in the one its environment names, if it still
+ * names one: it is found where a file of its own names it.
  *
- * Reading it.  Every process rewrites <pid>.live.json every half second
- * (preload/live.c).  The files of processes that still run and still name
- * the directory are read (a process killed by a signal leaves its last
- * file behind, and its pid may be reused), each with when it was written
- * (its mtime) and the budget its process charges, and merged as uswap run
- * merges the final files (stats.c).
+ * Who is in it.  Every process rewrites <pid>.live.json every half second
+ * (preload/live.c); the document names its pid and the budget it charges
+ * (the memfd "uswap-tree-PID-N" of memcontrol.c).  A file counts while its
+ * process maps that budget (/proc/PID/maps): a process killed by a signal
+ * leaves its last file behind, and its pid may be reused.  A process whose
+ * maps cannot be read (another user's) counts while it runs.
+ *
+ * Reading it.  The tree may be another user's (root watching a user's
+ * tree): its files are read only as regular files of the tree's user of
+ * at most STATS_FILE_MAX bytes, opened without following a link or
+ * waiting (stats_file_read()); anything else is skipped, with one note per
+ * process.  Each document is merged as uswap run merges the final files
+ * (stats.c), and what it says is shown escaped (show.c).
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +43,9 @@
 #include "stats.h"
 
 #define ENV_PREFIX	"USWAP_STATS_DIR="
-#define RUN_DEPTH	64	/* ancestors searched for uswap run */
+#define BUDGET_PREFIX	"uswap-tree-"
+#define RUN_DEPTH	64		/* ancestors searched for uswap run */
+#define PROC_READ_MAX	(8u << 20)	/* a command line, an environment */
 
 /* ---- /proc ------------------------------------------------------------ */
 
@@ -41,39 +55,13 @@ static int proc_read(pid_t pid, const char *name, char **text, size_t *len)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
-	*text = stats_read_file(AT_FDCWD, path, len);
+	*text = stats_read_file(AT_FDCWD, path, PROC_READ_MAX, len);
 	return *text ? 0 : -errno;
 }
 
-/*
- * The statistics directory that PID's environment names: 0 and *dir
- * (malloc'd); -ENODATA when it names none, -ESRCH when there is no such
- * process, -EACCES when it is another user's.
- */
-static int proc_stats_dir(pid_t pid, char **dir)
+static bool pid_alive(pid_t pid)
 {
-	const size_t plen = strlen(ENV_PREFIX);
-	char *env, *p;
-	size_t len;
-	int err = proc_read(pid, "environ", &env, &len);
-
-	*dir = NULL;
-	if (err == -ENOENT)
-		return -ESRCH;
-	if (err == -EPERM)
-		return -EACCES;
-	if (err)
-		return err;
-	err = -ENODATA;
-	for (p = env; p < env + len; p += strlen(p) + 1) {
-		if (!strncmp(p, ENV_PREFIX, plen) && p[plen]) {
-			*dir = strdup(p + plen);
-			err = *dir ? 0 : -ENOMEM;
-			break;
-		}
-	}
-	free(env);
-	return err;
+	return pid > 0 && (!kill(pid, 0) || errno == EPERM);
 }
 
 static pid_t proc_ppid(pid_t pid)
@@ -99,7 +87,7 @@ static void proc_cmdline(pid_t pid, char *buf, size_t size)
 	size_t len, i;
 
 	buf[0] = 0;
-	if (proc_read(pid, "cmdline", &text, &len))
+	if (pid <= 0 || proc_read(pid, "cmdline", &text, &len))
 		return;
 	while (len && !text[len - 1])
 		len--;
@@ -126,25 +114,42 @@ static void proc_comm(pid_t pid, char *buf, size_t size)
 }
 
 /*
- * The budget PID charges: the name of the memfd that holds it, as
- * /proc/PID/maps shows it ("uswap-tree-..."); "" if not found.  Processes
- * forked from one another share a budget (memcontrol.c).
+ * Does PID map the budget named budget, or any budget when budget is
+ * NULL (its name then in buf)?  A budget is a memfd, which maps show as
+ * "/memfd:NAME (deleted)".  0 yes; -ENOENT no; -ESRCH no such process;
+ * -EACCES another user's.
  */
-static void proc_budget(pid_t pid, char *buf, size_t size)
+static int proc_maps_budget(pid_t pid, const char *budget, char *buf,
+			    size_t size)
 {
 	const char *p;
-	char *text;
-	size_t len;
+	char path[64], *line = NULL;
+	size_t cap = 0, n;
+	int err = -ENOENT;
+	FILE *f;
 
-	buf[0] = 0;
-	if (proc_read(pid, "maps", &text, &len))
-		return;
-	p = strstr(text, "/memfd:uswap-tree-");
-	if (p) {
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (err == -ENOENT && getline(&line, &cap, f) > 0) {
+		p = strstr(line, "/memfd:" BUDGET_PREFIX);
+		if (!p)
+			continue;
 		p += strlen("/memfd:");
-		snprintf(buf, size, "%.*s", (int)strcspn(p, " \n"), p);
+		n = strcspn(p, " \n");
+		if (budget && (strlen(budget) != n || memcmp(p, budget, n)))
+			continue;
+		if (buf)
+			snprintf(buf, size, "%.*s", (int)n, p);
+		err = 0;
 	}
-	free(text);
+	/* Reading maps is where another user's process says no. */
+	if (err == -ENOENT && ferror(f))
+		err = errno == EACCES || errno == EPERM ? -EACCES : -errno;
+	free(line);
+	fclose(f);
+	return err;
 }
 
 /* Is PID a "uswap run" (whatever uswap's path)? */
@@ -166,9 +171,31 @@ static bool proc_is_uswap_run(pid_t pid)
 	return yes;
 }
 
-static bool pid_alive(pid_t pid)
+/*
+ * The statistics directory that PID's environment names, if it still
+ * names one (a hint, checked by the caller): 0 and *dir (malloc'd), else
+ * -errno.
+ */
+static int proc_env_stats_dir(pid_t pid, char **dir)
 {
-	return !kill(pid, 0) || errno == EPERM;
+	const size_t plen = strlen(ENV_PREFIX);
+	char *env, *p;
+	size_t len;
+	int err = proc_read(pid, "environ", &env, &len);
+
+	*dir = NULL;
+	if (err)
+		return err;
+	err = -ENODATA;
+	for (p = env; p < env + len; p += strlen(p) + 1) {
+		if (!strncmp(p, ENV_PREFIX, plen) && p[plen]) {
+			*dir = strdup(p + plen);
+			err = *dir ? 0 : -ENOMEM;
+			break;
+		}
+	}
+	free(env);
+	return err;
 }
 
 /* Call fn(pid, arg) for every process in /proc. */
@@ -189,33 +216,88 @@ static void proc_each(void (*fn)(pid_t pid, void *arg), void *arg)
 	closedir(d);
 }
 
-static bool is_dir(const char *path)
-{
-	struct stat st;
+/* ---- the statistics directory of a uswap run -------------------------- */
 
-	return !stat(path, &st) && S_ISDIR(st.st_mode);
+static void tree_close(struct tree *t)
+{
+	if (t->dfd >= 0)
+		close(t->dfd);
+	t->dfd = -1;
+	free(t->dir);
+	t->dir = NULL;
 }
 
-/* ---- finding the tree ------------------------------------------------- */
+/*
+ * The statistics directory that uswap run RUN holds open: into t (dir,
+ * dfd, uid).  0; -ENOENT when it holds none (starting, ending, or PROG
+ * runs without uswap); -EACCES when its descriptors cannot be read.
+ */
+static int run_stats_dir(pid_t run, struct tree *t)
+{
+	char path[64], prefix[48], target[PATH_MAX];
+	const char *base;
+	struct stat st, pst;
+	struct dirent *de;
+	int fd, err = -ENOENT;
+	ssize_t n;
+	DIR *d;
 
-/* A child of parent that names a statistics directory. */
+	snprintf(path, sizeof(path), "/proc/%d", (int)run);
+	if (stat(path, &pst))
+		return -ENOENT;
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)run);
+	d = opendir(path);
+	if (!d)
+		return errno == EACCES || errno == EPERM ? -EACCES : -ENOENT;
+	snprintf(prefix, sizeof(prefix), "uswap-stats.%d.", (int)run);
+	while (err && (de = readdir(d))) {
+		n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = 0;
+		base = strrchr(target, '/');
+		base = base ? base + 1 : target;
+		/* " (deleted)": removed, the run is ending. */
+		if (target[0] != '/' || strncmp(base, prefix, strlen(prefix)) ||
+		    strchr(base, ' '))
+			continue;
+		/* The directory itself, through the descriptor: no path race. */
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY |
+			    O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != pst.st_uid || !(t->dir = strdup(target))) {
+			close(fd);
+			continue;
+		}
+		t->dfd = fd;
+		t->uid = st.st_uid;
+		err = 0;
+	}
+	closedir(d);
+	return err;
+}
+
+/* The first child of parent found in /proc. */
 struct child_search {
 	pid_t parent, found;
-	char *dir;
-	bool denied;		/* a child's environment could not be read */
 };
 
 static void child_check(pid_t pid, void *arg)
 {
 	struct child_search *cs = arg;
-	int err;
 
-	if (cs->found || proc_ppid(pid) != cs->parent)
-		return;
-	err = proc_stats_dir(pid, &cs->dir);
-	if (!err)
+	if (!cs->found && proc_ppid(pid) == cs->parent)
 		cs->found = pid;
-	cs->denied |= err == -EACCES;
+}
+
+static pid_t run_child(pid_t run)
+{
+	struct child_search cs = { .parent = run };
+
+	proc_each(child_check, &cs);
+	return cs.found;
 }
 
 /*
@@ -238,152 +320,304 @@ static pid_t find_run(pid_t pid, pid_t *top)
 	return 0;
 }
 
+/* ---- who is in it ----------------------------------------------------- */
+
+/* Say once per process why its file was skipped. */
+static void tree_note(struct tree *t, pid_t pid, const char *name,
+		      const char *why)
+{
+	char dir[PATH_MAX];
+	pid_t *noted;
+	size_t i;
+
+	for (i = 0; i < t->nr_noted; i++)
+		if (t->noted[i] == pid)
+			return;
+	noted = realloc(t->noted, (t->nr_noted + 1) * sizeof(*noted));
+	if (noted) {
+		t->noted = noted;
+		t->noted[t->nr_noted++] = pid;
+	}
+	say("%s/%s: %s: skipped", term_safe(t->dir, dir, sizeof(dir)), name,
+	    why);
+}
+
+/*
+ * The document of process pid, from its file name in dfd (the tree's
+ * directory), if pid is a process of the tree: the file is the tree's
+ * user's, names pid, and pid maps the budget the file names (its name in
+ * budget).  NULL if not; with note, a file that is not what it should be
+ * is said.  The file's stat in *st.
+ */
+static struct json_value *member_doc(struct tree *t, int dfd, const char *name,
+				     pid_t pid, struct stat *st, char *budget,
+				     size_t size, bool note)
+{
+	const struct json_value *proc, *id, *b;
+	struct json_value *doc;
+	const char *why;
+	size_t len;
+	char *text = stats_file_read(dfd, name, t->uid, &len, st, &why);
+	int err;
+
+	if (!text) {
+		if (why && note)
+			tree_note(t, pid, name, why);
+		return NULL;
+	}
+	err = json_parse(text, len, &doc, NULL, 0);
+	free(text);
+	if (err || doc->type != JSON_OBJECT) {
+		if (note)
+			tree_note(t, pid, name, "not a JSON object");
+		json_free(doc);
+		return NULL;
+	}
+	proc = json_get(doc, "process");
+	id = json_get(proc, "pid");
+	b = json_get(proc, "budget");
+	if (!id || !id->is_uint || id->u != (uint64_t)pid || !b ||
+	    b->type != JSON_STRING ||
+	    strncmp(b->text, BUDGET_PREFIX, strlen(BUDGET_PREFIX))) {
+		if (note)
+			tree_note(t, pid, name, "does not name its process and budget");
+		json_free(doc);
+		return NULL;
+	}
+	err = proc_maps_budget(pid, b->text, NULL, 0);
+	if (err && !(err == -EACCES && pid_alive(pid))) {
+		json_free(doc);	/* left by a process that has ended */
+		return NULL;
+	}
+	snprintf(budget, size, "%s", b->text);
+	return doc;
+}
+
+/* Does t's directory have a file of pid's that makes it a member? */
+static bool tree_has_member(struct tree *t, pid_t pid)
+{
+	char name[32], budget[64];
+	struct json_value *doc;
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%d.live.json", (int)pid);
+	doc = member_doc(t, t->dfd, name, pid, &st, budget, sizeof(budget),
+			 false);
+	json_free(doc);
+	return doc != NULL;
+}
+
+/* ---- finding the tree ------------------------------------------------- */
+
+/* A uswap run whose directory has a member's file of pid's. */
+struct orphan_search {
+	pid_t pid;
+	struct tree *t;
+	bool found;
+};
+
+static void orphan_check(pid_t run, void *arg)
+{
+	struct orphan_search *os = arg;
+
+	if (os->found || !proc_is_uswap_run(run) || run_stats_dir(run, os->t))
+		return;
+	if (tree_has_member(os->t, os->pid)) {
+		os->found = true;
+		os->t->run_pid = run;
+	} else {
+		tree_close(os->t);
+	}
+}
+
+/*
+ * The directory that pid's environment names, if pid is a member there
+ * (uswap run may be gone: kill -9).
+ */
+static bool tree_from_env(pid_t pid, struct tree *t)
+{
+	struct stat st, pst;
+	char path[64];
+	char *dir;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	if (stat(path, &pst) || proc_env_stats_dir(pid, &dir))
+		return false;
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_uid != pst.st_uid) {
+		if (fd >= 0)
+			close(fd);
+		free(dir);
+		return false;
+	}
+	t->dir = dir;
+	t->dfd = fd;
+	t->uid = st.st_uid;
+	if (tree_has_member(t, pid))
+		return true;
+	tree_close(t);
+	return false;
+}
+
+/* The tree of pid, which has no uswap run among its ancestors. */
+static int tree_of_orphan(pid_t pid, struct tree *t)
+{
+	struct orphan_search os = { .pid = pid, .t = t };
+	char budget[64], safe[256];
+	int err = proc_maps_budget(pid, NULL, budget, sizeof(budget));
+
+	if (err == -ESRCH) {
+		say("no process %d", (int)pid);
+		return EXIT_NO_TREE;
+	}
+	if (err == -EACCES) {
+		say("cannot read the memory map of process %d: %s (another user's process?)",
+		    (int)pid, strerror(EACCES));
+		return EXIT_DENIED;
+	}
+	if (err == -ENOENT) {
+		say("process %d is not in a uswap tree (no uswap run above it, and it maps no uswap budget)",
+		    (int)pid);
+		return EXIT_NO_TREE;
+	}
+	if (err) {
+		say("cannot read the memory map of process %d: %s", (int)pid,
+		    strerror(-err));
+		return EXIT_NO_TREE;
+	}
+	proc_each(orphan_check, &os);
+	if (os.found || tree_from_env(pid, t)) {
+		t->prog_pid = t->run_pid ? run_child(t->run_pid) : pid;
+		return 0;
+	}
+	say("process %d charges the uswap budget %s, but no statistics directory of a running uswap run has it (its run has ended?)",
+	    (int)pid, term_safe(budget, safe, sizeof(safe)));
+	return EXIT_NO_TREE;
+}
+
 /* The tree of pid: 0, or an exit status after saying why not. */
 static int tree_from_pid(pid_t pid, struct tree *t)
 {
-	struct child_search cs = { .parent = pid };
-	int err;
+	pid_t run, top = pid;
+	int err, ret;
 
-	if (proc_is_uswap_run(pid)) {
-		proc_each(child_check, &cs);
-		if (!cs.found && cs.denied) {
-			say("cannot read the environment of the processes of uswap run %d: %s (another user's processes?)",
-			    (int)pid, strerror(EACCES));
-			return EXIT_DENIED;
-		}
-		if (!cs.found) {
-			say("uswap run %d has no PROG running (it is starting or ending)",
-			    (int)pid);
-			return EXIT_NO_TREE;
-		}
-		t->dir = cs.dir;
-		t->run_pid = pid;
-		t->prog_pid = cs.found;
+	if (!pid_alive(pid)) {
+		say("no process %d", (int)pid);
+		return EXIT_NO_TREE;
+	}
+	run = proc_is_uswap_run(pid) ? pid : find_run(pid, &top);
+	if (!run) {
+		ret = tree_of_orphan(pid, t);
+		if (ret)
+			return ret;
 	} else {
-		err = proc_stats_dir(pid, &t->dir);
-		if (err == -ESRCH) {
-			say("no process %d", (int)pid);
-			return EXIT_NO_TREE;
-		}
+		err = run_stats_dir(run, t);
 		if (err == -EACCES) {
-			say("cannot read the environment of process %d: %s (another user's process?)",
-			    (int)pid, strerror(EACCES));
+			say("cannot read the descriptors of uswap run %d: %s (another user's process?)",
+			    (int)run, strerror(EACCES));
 			return EXIT_DENIED;
-		}
-		if (err == -ENODATA) {
-			say("process %d is not in a uswap tree (no USWAP_STATS_DIR in its environment)",
-			    (int)pid);
-			return EXIT_NO_TREE;
 		}
 		if (err) {
-			say("cannot read the environment of process %d: %s",
-			    (int)pid, strerror(-err));
+			say("uswap run %d has no statistics directory open (it is starting or ending, or runs its program without uswap)",
+			    (int)run);
 			return EXIT_NO_TREE;
 		}
-		t->run_pid = find_run(pid, &t->prog_pid);
-	}
-	if (!is_dir(t->dir)) {
-		say("the uswap run of process %d has ended (its statistics directory %s is gone)",
-		    (int)pid, t->dir);
-		return EXIT_NO_TREE;
+		t->run_pid = run;
+		t->prog_pid = run == pid ? run_child(run) : top;
 	}
 	proc_cmdline(t->prog_pid, t->cmd, sizeof(t->cmd));
 	return 0;
 }
 
-/* The statistics directories named in /proc, with a process of each. */
-struct tree_list {
-	struct found_tree {
-		char *dir;
-		pid_t pid;	/* the smallest pid that names it */
-		unsigned nr;	/* processes that name it */
+/* The uswap runs with a statistics directory that this user may read. */
+struct run_list {
+	struct found_run {
+		pid_t run;
+		unsigned nr;	/* processes with a live file that run */
 	} *v;
 	size_t n;
 };
 
-static void tree_list_check(pid_t pid, void *arg)
+/* Processes with a live file in t's directory that still run. */
+static unsigned count_live(const struct tree *t)
 {
-	struct tree_list *l = arg;
-	struct found_tree *v;
-	char *dir;
-	size_t i;
+	struct dirent *de;
+	unsigned nr = 0;
+	int fd = openat(t->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	int pid;
 
-	if (proc_stats_dir(pid, &dir))
-		return;
-	for (i = 0; i < l->n; i++) {
-		if (!strcmp(l->v[i].dir, dir)) {
-			l->v[i].nr++;
-			if (pid < l->v[i].pid)
-				l->v[i].pid = pid;
-			free(dir);
-			return;
-		}
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
 	}
-	v = is_dir(dir) ? realloc(l->v, (l->n + 1) * sizeof(*v)) : NULL;
-	if (!v) {
-		free(dir);
-		return;
+	while ((de = readdir(d))) {
+		pid = stats_file_pid(de->d_name, STATS_LIVE);
+		nr += pid > 0 && pid_alive(pid);
 	}
-	l->v = v;
-	v[l->n++] = (struct found_tree){ .dir = dir, .pid = pid, .nr = 1 };
+	closedir(d);
+	return nr;
+}
+
+static void run_list_check(pid_t pid, void *arg)
+{
+	struct tree t = { .dfd = -1 };
+	struct run_list *l = arg;
+	struct found_run *v;
+
+	if (!proc_is_uswap_run(pid) || run_stats_dir(pid, &t))
+		return;
+	v = realloc(l->v, (l->n + 1) * sizeof(*v));
+	if (v) {
+		l->v = v;
+		v[l->n++] = (struct found_run){ .run = pid,
+						.nr = count_live(&t) };
+	}
+	tree_close(&t);
 }
 
 /* Without PID: the one tree found, else say which there are. */
 static int tree_search(struct tree *t)
 {
-	struct tree_list l = { 0 };
-	char cmd[256];
-	pid_t run, top;
+	struct run_list l = { 0 };
+	char cmd[256], safe[1024];
 	size_t i;
 	int ret = EXIT_NO_TREE;
 
-	proc_each(tree_list_check, &l);
+	proc_each(run_list_check, &l);
 	if (l.n == 1)
-		ret = tree_from_pid(l.v[0].pid, t);
+		ret = tree_from_pid(l.v[0].run, t);
 	else if (!l.n)
 		say("no uswap tree is running (among the processes this user may inspect)");
 	else
 		say("%zu uswap trees are running; give the PID of one:", l.n);
 	for (i = 0; l.n > 1 && i < l.n; i++) {
-		run = find_run(l.v[i].pid, &top);
-		proc_cmdline(top, cmd, sizeof(cmd));
-		fprintf(stderr, "  %7d  %s(%u process%s) %s\n",
-			(int)(run ? run : top), run ? "uswap run " : "",
-			l.v[i].nr, l.v[i].nr == 1 ? "" : "es", cmd);
+		proc_cmdline(run_child(l.v[i].run), cmd, sizeof(cmd));
+		fprintf(stderr, "  %7d  uswap run (%u process%s) %s\n",
+			(int)l.v[i].run, l.v[i].nr, l.v[i].nr == 1 ? "" : "es",
+			term_safe(cmd, safe, sizeof(safe)));
 	}
-	for (i = 0; i < l.n; i++)
-		free(l.v[i].dir);
 	free(l.v);
 	return ret;
 }
 
 int tree_find(pid_t pid, struct tree *t)
 {
+	t->dfd = -1;
 	return pid ? tree_from_pid(pid, t) : tree_search(t);
 }
 
 void tree_free(struct tree *t)
 {
-	free(t->dir);
-	t->dir = NULL;
+	tree_close(t);
+	free(t->noted);
+	t->noted = NULL;
+	t->nr_noted = 0;
 }
 
 /* ---- reading it ------------------------------------------------------- */
-
-/*
- * Is pid still a process of the tree?  It runs and names the directory
- * (a reused pid would not); if its environment cannot be read, that it
- * runs must do.
- */
-static bool tree_has(const struct tree *t, pid_t pid)
-{
-	char *dir;
-	int err = proc_stats_dir(pid, &dir);
-	bool yes = !err && !strcmp(dir, t->dir);
-
-	free(dir);
-	return yes || (err == -EACCES && pid_alive(pid));
-}
 
 static int proc_view_cmp(const void *a, const void *b)
 {
@@ -392,32 +626,18 @@ static int proc_view_cmp(const void *a, const void *b)
 	return (x->pid > y->pid) - (x->pid < y->pid);
 }
 
-/*
- * Parse one live file into v, with its mtime (of the same file: it may be
- * replaced meanwhile); skip what cannot be read.
- */
-static void view_add(struct view *v, int dfd, const char *name, pid_t pid)
+/* Add process pid's live file name to v, if pid is in the tree. */
+static void view_add(struct tree *t, struct view *v, int dfd, const char *name,
+		     pid_t pid)
 {
 	struct proc_view *procs;
 	struct json_value *doc;
 	struct stat st;
-	char *text = NULL;
-	size_t len;
-	int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+	char budget[64];
 
-	if (fd < 0)
+	doc = member_doc(t, dfd, name, pid, &st, budget, sizeof(budget), true);
+	if (!doc)
 		return;
-	if (!fstat(fd, &st))
-		text = stats_read_fd(fd, &len);
-	close(fd);
-	if (!text)
-		return;
-	if (json_parse(text, len, &doc, NULL, 0) || doc->type != JSON_OBJECT) {
-		json_free(doc);
-		free(text);
-		return;
-	}
-	free(text);
 	procs = realloc(v->procs, (v->nr + 1) * sizeof(*procs));
 	if (!procs) {
 		json_free(doc);
@@ -432,28 +652,37 @@ static void view_add(struct view *v, int dfd, const char *name, pid_t pid)
 	procs[v->nr] = (struct proc_view){ .pid = pid, .doc = doc,
 					   .mtime = st.st_mtim };
 	proc_comm(pid, procs[v->nr].comm, sizeof(procs[v->nr].comm));
-	proc_budget(pid, procs[v->nr].budget, sizeof(procs[v->nr].budget));
+	snprintf(procs[v->nr].budget, sizeof(procs[v->nr].budget), "%s",
+		 budget);
 	v->nr++;
 }
 
 /*
  * Read the live files of the tree's running processes into v.  Returns
- * 0, or -ENOENT when the tree has ended (its directory is gone, or uswap
- * run has gone and no process runs).
+ * 0, or -ENOENT when the tree has ended (uswap run removed its directory,
+ * or is gone and no process runs).
  */
-int view_read(const struct tree *t, struct view *v)
+int view_read(struct tree *t, struct view *v)
 {
 	struct dirent *de;
-	DIR *d = opendir(t->dir);
+	struct stat st;
 	size_t i;
-	int pid;
+	int pid, fd;
+	DIR *d;
 
-	if (!d)
+	if (t->dfd < 0 || fstat(t->dfd, &st) || !st.st_nlink)
 		return -ENOENT;
+	fd = openat(t->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return -ENOENT;
+	}
 	while ((de = readdir(d))) {
 		pid = stats_file_pid(de->d_name, STATS_LIVE);
-		if (pid > 0 && tree_has(t, pid))
-			view_add(v, dirfd(d), de->d_name, pid);
+		if (pid > 0 && pid_alive(pid))
+			view_add(t, v, dirfd(d), de->d_name, pid);
 	}
 	closedir(d);
 	if (!v->nr && t->run_pid && !pid_alive(t->run_pid))

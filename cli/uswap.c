@@ -98,7 +98,9 @@ static const char help_text[] =
 "  --swap-dir DIR        directory of the swap file (created and unlinked at\n"
 "                        once); default: $TMPDIR, else /tmp\n"
 "  --stats FILE          when PROG ends, write the counters of all its\n"
-"                        processes, merged, to FILE as JSON; default: none\n"
+"                        processes, merged, to FILE as JSON (a new file\n"
+"                        renamed over FILE: a symbolic link there is\n"
+"                        replaced, not followed); default: none\n"
 "  --fault-threads N     fault handler threads per process, 1 to 64; default 2\n"
 "  --zswap COMP[:LEVEL]  keep cold folios compressed in memory, in front of the\n"
 "                        swap file: lz4 (level = acceleration, default 1),\n"
@@ -157,7 +159,8 @@ static const char help_text[] =
 "                        90% of it, that node's coldest folios go further\n"
 "                        down: to swap, or the next slower node\n"
 "  --fallback run|fail   when userfaultfd is unavailable (not permitted for\n"
-"                        this user, or absent): fail (the default) exits 125\n"
+"                        this user: see uswap(1) for the ways to allow it;\n"
+"                        or absent): fail (the default) exits 125\n"
 "                        without running PROG; run warns and runs PROG\n"
 "                        without uswap.  Also for each process of the tree\n"
 "                        (USWAP_FALLBACK): one that cannot start its runtime\n"
@@ -218,7 +221,8 @@ static const char help_text[] =
 "  Exit status: 0 printed (top: until COUNT, q, Ctrl-C or the tree's end);\n"
 "  1 no such tree (PID is not running, or not in a uswap tree, or its run\n"
 "  has ended; without PID, none or several: they are listed); 2 usage\n"
-"  error; 3 PID is another user's (its environment cannot be read).\n"
+"  error; 3 PID is another user's (its uswap run's descriptors or its\n"
+"  memory map cannot be read).\n"
 "\n"
 "Examples:\n"
 "  uswap run --max 2G -- ./prog\n"
@@ -518,6 +522,33 @@ static void check_options(struct run_args *ra)
 
 /* ---- what PROG needs -------------------------------------------------- */
 
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW	_IO(0xAA, 0x00)
+#endif
+
+/*
+ * A userfaultfd as the runtime opens one (prim_uffd_open): the system
+ * call, else /dev/userfaultfd; the error of the latter in *dev_err.
+ */
+static int open_userfaultfd(int *dev_err)
+{
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	int dev;
+
+	*dev_err = 0;
+	if (fd >= 0 || errno != EPERM)
+		return fd >= 0 ? fd : -errno;
+	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0) {
+		*dev_err = errno;
+		return -EPERM;
+	}
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, O_CLOEXEC);
+	*dev_err = fd < 0 ? errno : 0;
+	close(dev);
+	return fd >= 0 ? fd : -EPERM;
+}
+
 /*
  * Open and initialise a userfaultfd, as the runtime will; on failure say
  * why and return false.
@@ -526,10 +557,10 @@ static bool probe_userfaultfd(void)
 {
 	struct uffdio_api api = { .api = UFFD_API };
 	char sysctl[32] = "";
-	int fd, err, sfd;
+	int fd, err, sfd, dev_err;
 	ssize_t n;
 
-	fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	fd = open_userfaultfd(&dev_err);
 	if (fd >= 0) {
 		if (!ioctl(fd, UFFDIO_API, &api)) {
 			close(fd);
@@ -541,7 +572,7 @@ static bool probe_userfaultfd(void)
 		    strerror(err));
 		return false;
 	}
-	err = errno;
+	err = -fd;
 	if (err == ENOSYS) {
 		say("this kernel has no userfaultfd (built without CONFIG_USERFAULTFD, or a seccomp filter hides the system call)");
 		return false;
@@ -558,8 +589,9 @@ static bool probe_userfaultfd(void)
 		if (!strcmp(sysctl, "1"))
 			say("userfaultfd is not permitted for this user although vm.unprivileged_userfaultfd=1: a seccomp filter or security module forbids it");
 		else
-			say("userfaultfd is not permitted for this user: set vm.unprivileged_userfaultfd=1 or give the process CAP_SYS_PTRACE (vm.unprivileged_userfaultfd is %s)",
-			    sysctl[0] ? sysctl : "unreadable");
+			say("userfaultfd is not permitted for this user (vm.unprivileged_userfaultfd is %s; /dev/userfaultfd: %s): an administrator can set vm.unprivileged_userfaultfd=1, give a group of the user read and write access to /dev/userfaultfd (see uswap(1)), or give the process CAP_SYS_PTRACE",
+			    sysctl[0] ? sysctl : "unreadable",
+			    strerror(dev_err ? dev_err : EPERM));
 		return false;
 	}
 	say("cannot open a userfaultfd: %s", strerror(err));

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,10 +58,33 @@ static struct live {
 	char tmp[4096];			/* .../.<pid>.live.tmp */
 } live;
 
+/*
+ * The temporary file, new: what is at its name (left by an earlier process
+ * of this pid, or put there) goes first, and the file is created here,
+ * never through a link, and checked on its descriptor.  -1 if not.
+ */
+static int live_create(void)
+{
+	struct stat st;
+	int fd;
+
+	unlink(live.tmp);
+	fd = open(live.tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  0600);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* Write one snapshot: the temporary file, then rename over the old one. */
 static void live_publish(void)
 {
-	int fd = open(live.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int fd = live_create();
 
 	if (fd < 0)
 		return;		/* the directory is gone: the tree is ending */

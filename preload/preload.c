@@ -14,7 +14,8 @@
  * slots and budget (runtime.c); a child that could not keep it has its
  * inherited memory read in and gets a runtime of its own the first time
  * it maps managed memory.  At exit the counters are written as JSON to
- * $USWAP_STATS_DIR/<pid>.json (set by uswap run) or to $USWAP_STATS;
+ * $USWAP_STATS_DIR/<pid>.json (set by uswap run) or to $USWAP_STATS, each
+ * through a new file renamed into place (never through a link);
  * while the process runs, live.c publishes them for uswap stat and top.
  * The runtime is not destroyed at exit: other threads may still run.
  * A process that cannot start a runtime exits 125 (before main at
@@ -30,6 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -268,12 +271,81 @@ EXPORT int madvise(void *addr, size_t len, int advice)
 	return syscall(SYS_madvise, addr, len, advice) < 0 ? -1 : 0;
 }
 
+/*
+ * Write the counters to path: into a new file of a random name in its
+ * directory, created here (O_EXCL), never through a link and checked on
+ * its descriptor, then renamed over path.  A link at path is replaced,
+ * never written through (and said so).
+ */
+static void write_stats_file(const char *path)
+{
+	char dir[4096], tmp[320], target[256] = "";
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	struct stat st;
+	bool was_link = false;
+	uint64_t r = 0;
+	int dfd, fd = -1, i, err;
+	ssize_t n;
+
+	if (!*base || (size_t)(base - path) >= sizeof(dir))
+		return;
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s",
+			 slash == path ? 1 : (int)(slash - path), path);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0) {
+		say("cannot write stats to %s: %s", path, strerror(errno));
+		return;
+	}
+	if (!fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) && S_ISLNK(st.st_mode)) {
+		was_link = true;
+		n = readlinkat(dfd, base, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = 0;
+	}
+	for (i = 0; i < 100 && fd < 0; i++) {
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r += (uint64_t)getpid() << 20 | (uint64_t)i;
+		snprintf(tmp, sizeof(tmp), ".%.200s.%012llx", base,
+			 (unsigned long long)(r & 0xffffffffffffULL));
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			    O_CLOEXEC, 0600);
+		if (fd < 0 && errno != EEXIST)
+			break;
+	}
+	if (fd < 0) {
+		say("cannot write stats to %s: %s", path, strerror(errno));
+		goto out_close_dir;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    st.st_nlink != 1) {
+		say("cannot write stats to %s: the new file was replaced", path);
+		close(fd);
+		goto out_close_dir;	/* not ours: leave it */
+	}
+	err = uswap_stats_write_json(rt, fd);
+	if (!err && renameat(dfd, tmp, dfd, base))
+		err = -errno;
+	if (err) {
+		say("cannot write stats to %s: %s", path, strerror(-err));
+		unlinkat(dfd, tmp, 0);
+	} else if (was_link) {
+		say("%s was a symbolic link (to %s): replaced by the stats file",
+		    path, target);
+	}
+	close(fd);
+out_close_dir:
+	close(dfd);
+}
+
+/* $USWAP_STATS_DIR/<pid>.json (uswap run's), or $USWAP_STATS. */
 static void write_stats(void)
 {
 	const char *dir = getenv("USWAP_STATS_DIR");
 	const char *file = getenv("USWAP_STATS");
 	char path[4096];
-	int fd;
 
 	if (dir && *dir)
 		snprintf(path, sizeof(path), "%s/%d.json", dir, (int)getpid());
@@ -281,13 +353,7 @@ static void write_stats(void)
 		snprintf(path, sizeof(path), "%s", file);
 	else
 		return;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		say("cannot write stats to %s: %s", path, strerror(errno));
-		return;
-	}
-	uswap_stats_write_json(rt, fd);
-	close(fd);
+	write_stats_file(path);
 }
 
 static void summary(void)

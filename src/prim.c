@@ -53,6 +53,9 @@ struct uffdio_poison {
 };
 #define UFFDIO_POISON	_IOWR(UFFDIO, 0x08, struct uffdio_poison)
 #endif
+#ifndef USERFAULTFD_IOC_NEW
+#define USERFAULTFD_IOC_NEW		_IO(0xAA, 0x00)
+#endif
 #ifndef SYS_process_madvise
 #define SYS_process_madvise		440
 #endif
@@ -74,6 +77,30 @@ struct uffdio_poison {
 static _Atomic uint64_t self_pidfd;
 static _Atomic bool no_process_madvise;
 
+/*
+ * A new userfaultfd: the system call, or when it is refused (EPERM:
+ * vm.unprivileged_userfaultfd=0 and no CAP_SYS_PTRACE), /dev/userfaultfd
+ * (Linux 6.1), which an administrator may open to a group.  Either gives
+ * the same descriptor, for faults in user and kernel mode alike.
+ * (UFFD_USER_MODE_ONLY, which the system call allows everyone, is no way
+ * out: a system call that touched a missing page would fail with EFAULT.)
+ * -EPERM when neither is allowed.
+ */
+static int uffd_new(int flags)
+{
+	int fd = (int)syscall(SYS_userfaultfd, flags);
+	int dev;
+
+	if (fd >= 0 || errno != EPERM)
+		return fd >= 0 ? fd : -errno;
+	dev = open("/dev/userfaultfd", O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -EPERM;
+	fd = ioctl(dev, USERFAULTFD_IOC_NEW, flags);
+	close(dev);
+	return fd >= 0 ? fd : -EPERM;
+}
+
 int prim_uffd_open(uint64_t wanted, uint64_t off, uint64_t *got, int *uffdp)
 {
 	struct uffdio_api api = { .api = UFFD_API };
@@ -82,9 +109,9 @@ int prim_uffd_open(uint64_t wanted, uint64_t off, uint64_t *got, int *uffdp)
 	if (off & PRIM_NO_PROCESS_MADVISE)
 		no_process_madvise = true;
 	/* A probe descriptor tells which features this kernel has. */
-	fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	fd = uffd_new(O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (ioctl(fd, UFFDIO_API, &api) < 0) {
 		int err = -errno;
 
@@ -93,9 +120,9 @@ int prim_uffd_open(uint64_t wanted, uint64_t off, uint64_t *got, int *uffdp)
 	}
 	close(fd);
 
-	fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	fd = uffd_new(O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	wanted &= api.features & ~off;
 	memset(&api, 0, sizeof(api));
 	api.api = UFFD_API;

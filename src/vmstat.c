@@ -286,11 +286,34 @@ static uint64_t hist_percentile(_Atomic uint64_t *h, unsigned q)
 	return 2ull << (USWAP_LATENCY_BUCKETS - 1);
 }
 
+/*
+ * s as the inside of a JSON string: '"' and '\\' escaped, and the control
+ * characters a path may hold (a --swap-dir may have any).
+ */
+static const char *json_escape(const char *s, char *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (; *s && n + 7 < size; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			n += (size_t)snprintf(buf + n, size - n, "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			n += (size_t)snprintf(buf + n, size - n, "\\u%04x", c);
+		else
+			buf[n++] = (char)c;
+	}
+	buf[n] = 0;
+	return buf;
+}
+
 /* One device as a /proc/swaps row, with its traffic and I/O latency. */
 static void write_swap_row(struct out *o, struct uswap_runtime *rt, unsigned k)
 {
 	struct swap_info *si = &rt->swap[k];
 	struct swap_dev_stat *st = &rt->swapstat[k];
+	char path[sizeof(si->path) * 6 + 8];
 	uint64_t used, peak;
 
 	used = (uint64_t)swap_inuse_slots(si) * (SWAP_SLOT_SIZE / 1024);
@@ -302,7 +325,7 @@ static void write_swap_row(struct out *o, struct uswap_runtime *rt, unsigned k)
 		   "\"write_p50_us\": %llu, \"write_p99_us\": %llu, "
 		   "\"read_p50_us\": %llu, \"read_p99_us\": %llu, "
 		   "\"discards\": %llu}",
-		   k ? ", " : "", si->path,
+		   k ? ", " : "", json_escape(si->path, path, sizeof(path)),
 		   rt->swap_kind[k] ? rt->swap_kind[k] : "file",
 		   (unsigned long long)si->nr_slots * (SWAP_SLOT_SIZE / 1024),
 		   (unsigned long long)used,

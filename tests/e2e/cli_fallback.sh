@@ -37,7 +37,7 @@ nobody() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
 		env TMPDIR=/tmp "$@"
 }
-denied="uswap: userfaultfd is not permitted for this user: set vm.unprivileged_userfaultfd=1 or give the process CAP_SYS_PTRACE (vm.unprivileged_userfaultfd is 0)"
+denied="uswap: userfaultfd is not permitted for this user (vm.unprivileged_userfaultfd is 0; /dev/userfaultfd: Permission denied): an administrator can set vm.unprivileged_userfaultfd=1, give a group of the user read and write access to /dev/userfaultfd (see uswap(1)), or give the process CAP_SYS_PTRACE"
 prog='echo "$LD_PRELOAD" >"$0"; exit 3'
 
 # fail, the default: 125, PROG not run.

@@ -145,7 +145,7 @@ run(b"q")
 run(b"\x03")
 PY
 
-# Another user cannot read the tree's environment: 3.
+# Another user cannot read uswap run's descriptors or PROG's memory map: 3.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
 	chmod 755 "$T" && cp "$U" "$T/uswap" && chmod 755 "$T/uswap" || exit 1
 	for pid in "$PROG" "$RUN"; do
@@ -153,7 +153,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
 			"$T/uswap" stat "$pid" >"$T/out2" 2>"$T/stat.err"
 		rc=$?
 		[ $rc -eq 3 ] || fail "stat $pid as another user: exit $rc, expected 3 ($(cat "$T/stat.err"))"
-		grep -q "^uswap: cannot read the environment of .*$pid: Permission denied (another user's" "$T/stat.err" ||
+		grep -q "^uswap: cannot read the descriptors of uswap run $RUN: Permission denied (another user's" "$T/stat.err" ||
 			fail "stat $pid as another user: $(cat "$T/stat.err")"
 	done
 fi
@@ -164,7 +164,7 @@ SLEEPER=$!
 "$U" stat "$SLEEPER" >"$T/out2" 2>"$T/stat.err"
 rc=$?
 [ $rc -eq 1 ] || fail "stat on a process outside a tree: exit $rc, expected 1"
-grep -qx "uswap: process $SLEEPER is not in a uswap tree (no USWAP_STATS_DIR in its environment)" "$T/stat.err" ||
+grep -qx "uswap: process $SLEEPER is not in a uswap tree (no uswap run above it, and it maps no uswap budget)" "$T/stat.err" ||
 	fail "stat on a process outside a tree: $(cat "$T/stat.err")"
 [ -s "$T/out2" ] && fail "stat on a process outside a tree wrote to stdout"
 

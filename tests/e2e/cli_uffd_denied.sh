@@ -18,6 +18,6 @@ setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-se
 	env TMPDIR=/tmp "$T/uswap" run -- true >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 125 ] || fail "exit $rc, expected 125 ($(cat "$T/err"))"
-grep -qx "uswap: userfaultfd is not permitted for this user: set vm.unprivileged_userfaultfd=1 or give the process CAP_SYS_PTRACE (vm.unprivileged_userfaultfd is 0)" "$T/err" ||
+grep -qx "uswap: userfaultfd is not permitted for this user (vm.unprivileged_userfaultfd is 0; /dev/userfaultfd: Permission denied): an administrator can set vm.unprivileged_userfaultfd=1, give a group of the user read and write access to /dev/userfaultfd (see uswap(1)), or give the process CAP_SYS_PTRACE" "$T/err" ||
 	fail "message: $(cat "$T/err")"
 exit 0
