@@ -48,6 +48,7 @@ static const char usage_text[] =
 "Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
 "       uswap stat [--json] [PID]\n"
 "       uswap top [-d SECONDS] [-n COUNT] [PID]\n"
+"       uswap debug [--timeout SECONDS] PID [COMMAND [ARG...]]\n"
 "       uswap --help | --version\n";
 
 static const char help_text[] =
@@ -775,6 +776,8 @@ int main(int argc, char **argv)
 		return cmd_stat(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "top"))
 		return cmd_top(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "debug"))
+		return cmd_debug(argc - 2, argv + 2);
 	fprintf(stderr, "uswap: unknown command '%s'\n%sTry 'uswap --help'.\n",
 		argv[1], usage_text);
 	return EXIT_USAGE;

@@ -10,12 +10,16 @@
  *                                 back wrong; pages resident, by mincore),
  *                                 "evict" writes the memory again, version
  *                                 2 (the old copies go out again under a
- *                                 small budget), EOF exits
+ *                                 small budget), "version V" checks for
+ *                                 version V (written by another process),
+ *                                 EOF exits
  *   procmem mem PID ADDR LEN V    read it through /proc/PID/mem
  *   procmem vmread PID ADDR LEN V read it with process_vm_readv
  *   procmem peek PID ADDR LEN V   attach with ptrace and PTRACE_PEEKDATA
  *                                 the first, second and last word of
  *                                 every page
+ *   procmem write PID ADDR LEN V  write version V of every page through
+ *                                 /proc/PID/mem, as a debugger writes
  *
  * Each reader prints "ok N eio N wrong N" (pages) and exits 0 only when
  * every page read back as written (version V).
@@ -72,6 +76,8 @@ static int target(size_t len)
 			for (i = 0; i < len / T_PAGE; i++)
 				t_fill(p + i * T_PAGE, i, version);
 		}
+		if (!strncmp(line, "version ", 8))
+			version = strtoull(line + 8, NULL, 10);
 		for (i = 0; i < len / T_PAGE; i++)
 			if (t_header(p + i * T_PAGE, i, &v) || v != version ||
 			    t_check(p + i * T_PAGE, i, version))
@@ -119,6 +125,29 @@ static int read_mem(int pid, uintptr_t addr, size_t len, uint64_t v)
 			t.eio++;
 		else
 			judge(&t, page, i, v);
+	}
+	close(fd);
+	return report(&t);
+}
+
+static int write_mem(int pid, uintptr_t addr, size_t len, uint64_t v)
+{
+	char path[64], page[T_PAGE];
+	struct tally t = { 0 };
+	size_t i;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDWR);
+	if (fd < 0)
+		t_fail("%s: %s", path, strerror(errno));
+	for (i = 0; i < len / T_PAGE; i++) {
+		t_fill(page, i, v);
+		if (pwrite(fd, page, T_PAGE, (off_t)(addr + i * T_PAGE)) !=
+		    T_PAGE)
+			t.eio++;
+		else
+			t.ok++;
 	}
 	close(fd);
 	return report(&t);
@@ -191,13 +220,15 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "target"))
 		return target((size_t)t_size(argv[2]));
 	if (argc != 6)
-		t_fail("usage: procmem target SIZE | procmem mem|vmread|peek PID ADDR LEN VERSION");
+		t_fail("usage: procmem target SIZE | procmem mem|vmread|peek|write PID ADDR LEN VERSION");
 	pid = atoi(argv[2]);
 	addr = (uintptr_t)strtoull(argv[3], NULL, 0);
 	len = (size_t)strtoull(argv[4], NULL, 0);
 	v = strtoull(argv[5], NULL, 0);
 	if (!strcmp(argv[1], "mem"))
 		return read_mem(pid, addr, len, v);
+	if (!strcmp(argv[1], "write"))
+		return write_mem(pid, addr, len, v);
 	if (!strcmp(argv[1], "vmread"))
 		return read_vm(pid, addr, len, v);
 	if (!strcmp(argv[1], "peek"))
