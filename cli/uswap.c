@@ -39,6 +39,7 @@
 #include "swapdev.h"
 #include "json.h"
 #include "stats.h"
+#include "elf.h"
 
 #define EXIT_USAGE	2
 #define EXIT_NOEXEC	126
@@ -567,6 +568,36 @@ static bool probe_userfaultfd(void)
 	return false;
 }
 
+/*
+ * Can the preload library go into PROG?  A program it cannot load into
+ * would run without a budget, as if managed: with --fallback fail it is
+ * not started (125); with run, the user is told it runs unmanaged.
+ * Returns false when PROG runs unmanaged.
+ */
+static bool check_prog(const struct run_args *ra)
+{
+	char path[PATH_MAX], why[160];
+	enum prog_kind k = prog_check(ra->prog[0], path, sizeof(path), why,
+				      sizeof(why));
+
+	if (k == PROG_DYNAMIC || k == PROG_UNKNOWN)
+		return true;
+	if (strcmp(path, ra->prog[0]))
+		say("%s (%s) is %s: uswap cannot go into it and would not manage its memory",
+		    ra->prog[0], path, why);
+	else
+		say("%s is %s: uswap cannot go into it and would not manage its memory",
+		    ra->prog[0], why);
+	if (ra->fallback == FALLBACK_FAIL) {
+		say("%s was not started (--fallback run would run it without uswap)",
+		    ra->prog[0]);
+		exit(EXIT_CANNOT_RUN);
+	}
+	say("--fallback run: %s runs without uswap, with no memory budget",
+	    ra->prog[0]);
+	return false;
+}
+
 /* The --stats file must be creatable: its directory must be writable. */
 static void check_stats_file(const char *file)
 {
@@ -715,6 +746,8 @@ static int cmd_run(int argc, char **argv)
 	if (!managed)
 		say("--fallback run: %s runs without uswap, with no memory budget",
 		    ra.prog[0]);
+	else
+		check_prog(&ra);	/* its children may still be managed */
 	if (managed)
 		preload = env_find_preload();
 	if (ra.opt.stats_path[0])
