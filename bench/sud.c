@@ -36,6 +36,14 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#if !defined(__x86_64__)
+int main(void)
+{
+	puts("{\"sud\": false, \"error\": \"measured on x86_64 only\"}");
+	return 0;
+}
+#else
+
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
 #define PR_SET_SYSCALL_USER_DISPATCH	59
 #define PR_SYS_DISPATCH_OFF		0
@@ -171,3 +179,4 @@ int main(int argc, char **argv)
 	       p != MAP_FAILED && (long)p > 0 ? "true" : "false");
 	return 0;
 }
+#endif /* __x86_64__ */
