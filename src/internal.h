@@ -344,6 +344,13 @@ static inline bool hold_active(struct uswap_runtime *rt)
 {
 	return atomic_load_explicit(&rt->hold, memory_order_acquire) != 0;
 }
+/* Held, or another process asks for a change (the reclaimer stops). */
+static inline bool hold_wanted(struct uswap_runtime *rt)
+{
+	return hold_active(rt) ||
+	       atomic_load_explicit(&rt->memcg->member[rt->member].hold_seq,
+				    memory_order_relaxed) != rt->hold_seen;
+}
 /* A charge past max while held: admitted (forced, counted).  true if so. */
 bool hold_admit(struct uswap_runtime *rt, unsigned nr);
 /* The reclaimer's turn: serve another process's request; true while held

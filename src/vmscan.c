@@ -665,7 +665,7 @@ void *reclaim_thread_main(void *arg)
 			memcg_reclaim_sleep(rt, 10, true);
 			continue;
 		}
-		while (!rt->stopping && !hold_active(rt) &&
+		while (!rt->stopping && !hold_wanted(rt) &&
 		       memcg_should_reclaim(rt)) {
 			got = shrink_batch(rc, &nospace);
 			if (got) {
