@@ -104,6 +104,13 @@ static int install_ours(int sig)
 	return real_sigaction(sig, &sa, NULL);
 }
 
+/* SIG_DFL, whichever member of the union names it. */
+static bool is_default(const struct sigaction *sa)
+{
+	return sa->sa_flags & SA_SIGINFO ? !sa->sa_sigaction
+					 : sa->sa_handler == SIG_DFL;
+}
+
 static bool is_ours(const struct sigaction *sa)
 {
 	return (sa->sa_flags & SA_SIGINFO) && sa->sa_sigaction == fatal_signal;
@@ -142,8 +149,7 @@ void signals_start(void)
 	for (i = 0; i < sizeof(dump_signals) / sizeof(dump_signals[0]); i++) {
 		int sig = dump_signals[i];
 
-		if (!real_sigaction(sig, NULL, &cur) &&
-		    cur.sa_handler == SIG_DFL && !(cur.sa_flags & SA_SIGINFO)) {
+		if (!real_sigaction(sig, NULL, &cur) && is_default(&cur)) {
 			program_dfl[sig] = cur;
 			install_ours(sig);
 		}
@@ -170,7 +176,7 @@ EXPORT int sigaction(int sig, const struct sigaction *act,
 		ret = -1;
 		goto out;
 	}
-	if (act && act->sa_handler == SIG_DFL && !(act->sa_flags & SA_SIGINFO)) {
+	if (act && is_default(act)) {
 		ret = install_ours(sig);
 		if (!ret)
 			program_dfl[sig] = *act;
@@ -184,12 +190,22 @@ out:
 	return ret;
 }
 
-/* signal() as the C library has it: BSD semantics (SA_RESTART). */
-static sighandler_fn set_handler(int sig, sighandler_fn h, int flags,
-				 bool mask_self)
+/*
+ * signal() and its kin for the signals above, through sigaction as the C
+ * library's do; the C library's own for the others.
+ */
+static sighandler_fn set_handler(const char *name, int sig, sighandler_fn h,
+				 int flags, bool mask_self)
 {
+	sighandler_fn (*next)(int, sighandler_fn);
 	struct sigaction sa, old;
 
+	if (!atomic_load(&started) || !is_dump_signal(sig)) {
+		next = (sighandler_fn (*)(int, sighandler_fn))dlsym(RTLD_NEXT,
+								    name);
+		if (next)
+			return next(sig, h);
+	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = h;
 	sa.sa_flags = flags;
@@ -204,19 +220,20 @@ static sighandler_fn set_handler(int sig, sighandler_fn h, int flags,
 
 EXPORT sighandler_fn signal(int sig, sighandler_fn h)
 {
-	return set_handler(sig, h, SA_RESTART, true);
+	return set_handler("signal", sig, h, SA_RESTART, true);
 }
 
 /* Gone from the C library's headers, still in its symbols. */
 sighandler_fn bsd_signal(int sig, sighandler_fn h);
 EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn h)
 {
-	return set_handler(sig, h, SA_RESTART, true);
+	return set_handler("bsd_signal", sig, h, SA_RESTART, true);
 }
 
 EXPORT sighandler_fn sysv_signal(int sig, sighandler_fn h)
 {
-	return set_handler(sig, h, SA_RESETHAND | SA_NODEFER, false);
+	return set_handler("sysv_signal", sig, h, SA_RESETHAND | SA_NODEFER,
+			   false);
 }
 
 /* A whole small file (a few bytes of /proc) into buf; its length or 0. */

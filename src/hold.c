@@ -130,12 +130,13 @@ static bool hold_wants(uint32_t fl, bool writable, bool *busy)
 
 /*
  * Gather up to HOLD_RUNS runs of folios to fault in, from address *from
- * on.  *from moves past what was scanned; *pages counts the swapped pages
- * among them; *busy says a folio was in flight.  Returns the number of
- * runs, or -errno (op_lock).
+ * on, with at most room swapped pages among them (*pages counts them).
+ * *from moves past what was scanned (UINTPTR_MAX: to the end); *busy says
+ * a folio was in flight.  Returns the number of runs, or -errno (op_lock).
  */
 static int hold_scan(struct uswap_runtime *rt, bool writable, uintptr_t *from,
-		     struct hold_run *runs, uint64_t *pages, bool *busy)
+		     uint64_t room, struct hold_run *runs, uint64_t *pages,
+		     bool *busy)
 {
 	unsigned n, nr = 0;
 	int err = hold_lock(rt);
@@ -154,23 +155,28 @@ static int hold_scan(struct uswap_runtime *rt, bool writable, uintptr_t *from,
 			uintptr_t a;
 			size_t len;
 			uint32_t page;
+			bool swapped;
 
 			if (!hold_wants(fl, writable, busy))
 				continue;
 			folio_range(r, i, &a, &len, &page);
-			if (folio_state(fl) == FOLIO_SWAPPED ||
-			    folio_state(fl) == FOLIO_ZAPPING)
-				*pages += len >> PAGE_SHIFT;
-			if (nr && runs[nr - 1].start + runs[nr - 1].len == a) {
-				runs[nr - 1].len += len;
-				continue;
-			}
-			if (nr == HOLD_RUNS) {
-				*from = a;
+			swapped = folio_state(fl) == FOLIO_SWAPPED ||
+				  folio_state(fl) == FOLIO_ZAPPING;
+			if (swapped && *pages + (len >> PAGE_SHIFT) > room) {
+				*from = UINTPTR_MAX;	/* the limit */
 				goto out;
 			}
-			runs[nr].start = a;
-			runs[nr++].len = len;
+			if (nr && runs[nr - 1].start + runs[nr - 1].len == a) {
+				runs[nr - 1].len += len;
+			} else if (nr == HOLD_RUNS) {
+				*from = a;
+				goto out;
+			} else {
+				runs[nr].start = a;
+				runs[nr++].len = len;
+			}
+			if (swapped)
+				*pages += len >> PAGE_SHIFT;
 		}
 	}
 	*from = UINTPTR_MAX;
@@ -228,7 +234,8 @@ static int hold_bring_in(struct uswap_runtime *rt, bool writable,
 
 		while (from != UINTPTR_MAX && *pages < limit) {
 			uint64_t got = 0;
-			int k, nr = hold_scan(rt, writable, &from, runs, &got,
+			int k, nr = hold_scan(rt, writable, &from,
+					      limit - *pages, runs, &got,
 					      &busy);
 
 			if (nr < 0)

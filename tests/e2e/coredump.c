@@ -9,7 +9,11 @@
  *                               (abort()), quit (raise(SIGQUIT)) or bus
  *                               (a load past the end of a file mapping);
  *                               "thread-segv" does the store in a second
- *                               thread
+ *                               thread; "segv-reset" sets a handler of its
+ *                               own first and SIG_DFL again; "segv-chain"
+ *                               dies in its own handler, which puts SIG_DFL
+ *                               back and raises the signal again (as crash
+ *                               reporters do)
  *   coredump check CORE ADDR LEN
  *                               every page of [ADDR, ADDR+LEN) in the ELF
  *                               core file CORE holds what crash wrote:
@@ -59,6 +63,15 @@ static void *segv_thread(void *arg)
 	return arg;
 }
 
+static void reporter(int sig)
+{
+	static const char msg[] = "the program's own handler ran\n";
+
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 static int crash(size_t len, const char *how)
 {
 	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -72,6 +85,14 @@ static int crash(size_t len, const char *how)
 	printf("ready %d %p %zu %lu\n", (int)getpid(), (void *)p, len,
 	       resident_pages(p, len));
 	fflush(stdout);
+	if (!strcmp(how, "segv-reset")) {
+		signal(SIGSEGV, reporter);
+		signal(SIGSEGV, SIG_DFL);
+		how = "segv";
+	} else if (!strcmp(how, "segv-chain")) {
+		signal(SIGSEGV, reporter);
+		how = "segv";
+	}
 	if (!strcmp(how, "segv")) {
 		*(volatile int *)bad_addr = 1;
 	} else if (!strcmp(how, "thread-segv")) {

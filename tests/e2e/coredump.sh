@@ -4,9 +4,12 @@
 # Core dumps of a uswap program hold its swapped memory (tests/e2e/coredump.c):
 # 64 MiB under --max 16M, most of it swapped out, then the program dies of
 # SIGSEGV (in its main thread, in another thread), abort(), SIGQUIT or
-# SIGBUS with `ulimit -c unlimited`: the core file's segment of the region
+# SIGBUS with `ulimit -c unlimited` (also after the program set a handler
+# and SIG_DFL again, and from the program's own handler that puts SIG_DFL
+# back and raises the signal again): the core file's segment of the region
 # holds every byte, gdb reads the crash from it, uswap run dies of the same
-# signal.  With RLIMIT_CORE 0 nothing is brought back (no core is written).
+# signal.  With RLIMIT_CORE 20 MiB at most 20 MiB is brought back; with 0
+# nothing is (no core is written).
 # A program's own SIGSEGV handler, set with sigaction or signal, catches
 # its fault as without uswap and sees its own dispositions.
 #
@@ -60,9 +63,22 @@ if command -v gdb >/dev/null; then
 	echo "  gdb: $(grep 'terminated with signal' "$tmp/gdb")"
 fi
 crash thread-segv SEGV
+crash segv-reset SEGV
+crash segv-chain SEGV
+grep -q "the program's own handler ran" "$tmp/err" || fail "segv-chain: the program's handler did not run"
 crash abort ABRT
 crash quit QUIT
 crash bus BUS
+
+echo "RLIMIT_CORE 20 MiB: at most that much brought back"
+rm -f "$tmp"/core.*
+( ulimit -c 20480; exec "$U" run --max 16M -- "$C" crash 64M segv >"$tmp/out" 2>"$tmp/err" )
+rc=$?
+[ $rc -eq 139 ] || fail "exit $rc, expected 139"
+sed 's/^/  /' "$tmp/err"
+n=$(sed -n 's/.*SIGSEGV: \([0-9]*\) swapped pages.*/\1/p' "$tmp/err")
+[ -n "$n" ] && [ "$n" -ge 4096 ] && [ "$n" -le $((5120 + 16)) ] ||
+	fail "${n:-no} pages brought back under a 20 MiB RLIMIT_CORE"
 
 echo "RLIMIT_CORE 0: no core, nothing brought back"
 rm -f "$tmp"/core.*
