@@ -27,6 +27,11 @@
  *             when the hold began goes out after the first scan;
  *   release   rt->hold cleared: reclaim takes the budget back to high.
  *
+ * Not when a tracer attaches (TracerPid in /proc/self/status): by then
+ * the tracer has stopped every thread, the fault threads with the rest,
+ * and nothing can be brought back.  So the memory is held on demand,
+ * before the debugger attaches (uswap debug), and before a core dump.
+ *
  * Two callers.  The process itself (uswap_runtime_hold): the preload
  * library's handler of a signal that is about to dump core (so it runs in
  * a signal handler: nothing here allocates or waits for a lock without a
