@@ -8,8 +8,8 @@
 # reads back what was written; once COMMAND ends the memory is evicted
 # again.  Without the hold, /proc/PID/mem reads fail where memory is
 # swapped (what the man page says), process_vm_readv reads it all.  A
-# holder killed with -9 lets go within seconds.  Bad uses of uswap debug:
-# their messages and exit statuses.
+# holder killed with -9 lets go within seconds.  Bad uses of uswap debug
+# (another user's process among them): their messages and exit statuses.
 B=${USWAP_BUILD:-build}
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -103,6 +103,14 @@ rc=$?
 "$U" debug "$pid" -- sh -c 'exit 5' 2>/dev/null
 rc=$?
 [ $rc -eq 5 ] || fail "the command's status: $rc, expected 5"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	# Another user cannot hold (nor open the budget of) this process.
+	cp "$U" "$tmp/uswap" && chmod 755 "$tmp" "$tmp/uswap"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$tmp/uswap" debug "$pid" -- true 2>"$tmp/e"
+	rc=$?
+	[ $rc -eq 3 ] && grep -q "cannot open the descriptors of $pid" "$tmp/e" ||
+		fail "another user: exit $rc, $(cat "$tmp/e")"
+fi
 
 exec 9>&-
 wait "$target"
