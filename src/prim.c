@@ -165,7 +165,7 @@ static volatile uintptr_t inject_bad_address = 8;
 
 /*
  * Tests (thread_crash, thread_abort): a thread of uswap crashes, as a bug
- * would make it, the way a program's own bug never could here.
+ * in uswap would make it (never a thread of the program).
  */
 static void inject_thread_crash(void)
 {
