@@ -169,6 +169,12 @@ static void show_budget(FILE *f, const struct view *v)
 	if (nr > 1)
 		fprintf(f, " (%u budgets)", nr);
 	fputc('\n', f);
+	/* Anonymous memory the budget does not cover (unmanaged.c). */
+	resident = view_sum(v, "anon_unmanaged_bytes");
+	if (resident >> 20)
+		fprintf(f, "outside %s anonymous memory not managed by uswap%s\n",
+			human((double)resident, a),
+			resident > max ? ": more than the budget" : "");
 }
 
 /*

@@ -21,6 +21,7 @@
  *
  *   vmstat            summed, except levels and limits (names ending in
  *                     _peak or _bytes), which take the largest value
+ *                     (anon_unmanaged_bytes, each process's own, is summed)
  *   swaps, tiers      every process's rows, each with its "pid" (a tier's
  *                     budget is the tree's; own_kib is the process's)
  *   fault_latency_us  buckets summed
@@ -45,6 +46,9 @@ bool counter_is_level(const char *name)
 {
 	size_t len = strlen(name);
 
+	/* Each process's own memory outside the budget: the tree's is the sum. */
+	if (!strcmp(name, "anon_unmanaged_bytes"))
+		return false;
 	return (len >= 5 && !strcmp(name + len - 5, "_peak")) ||
 	       (len >= 6 && !strcmp(name + len - 6, "_bytes"));
 }
@@ -660,13 +664,16 @@ void stats_dir_finish(const char *dir, const struct uswap_options *opt)
 	if (verbose && m.nr_docs) {
 		unsigned long long zin = counters_get(&m.vmstat, "zswpin"),
 				   zout = counters_get(&m.vmstat, "zswpout");
-		char pool[64] = "";
+		char pool[64] = "", unmanaged[64] = "";
 
+		if (counters_get(&m.vmstat, "anon_unmanaged_bytes") >> 20)
+			snprintf(unmanaged, sizeof(unmanaged), " anon_unmanaged %llu MiB",
+				 (unsigned long long)(counters_get(&m.vmstat, "anon_unmanaged_bytes") >> 20));
 		/* The pool's traffic, when there was a pool. */
 		if (zin || zout)
 			snprintf(pool, sizeof(pool), " zswpin %llu zswpout %llu",
 				 zin, zout);
-		say("pgfault %llu pgmajfault %llu pswpin %llu pswpout %llu%s resident_peak %llu MiB max %llu MiB rss_peak %llu MiB",
+		say("pgfault %llu pgmajfault %llu pswpin %llu pswpout %llu%s resident_peak %llu MiB max %llu MiB rss_peak %llu MiB%s",
 		    (unsigned long long)counters_get(&m.vmstat, "pgfault"),
 		    (unsigned long long)counters_get(&m.vmstat, "pgmajfault"),
 		    (unsigned long long)counters_get(&m.vmstat, "pswpin"),
@@ -674,8 +681,13 @@ void stats_dir_finish(const char *dir, const struct uswap_options *opt)
 		    pool,
 		    (unsigned long long)(counters_get(&m.vmstat, "resident_peak") >> 20),
 		    (unsigned long long)(counters_get(&m.vmstat, "max_bytes") >> 20),
-		    (unsigned long long)(m.rss_peak_kib >> 10));
+		    (unsigned long long)(m.rss_peak_kib >> 10), unmanaged);
 	}
+	if (m.nr_docs && counters_get(&m.vmstat, "anon_unmanaged_bytes") >
+			 counters_get(&m.vmstat, "max_bytes"))
+		say("%llu MiB of the tree's memory was outside uswap's management at the end, more than --max (%llu MiB): the budget did not limit it (anon_unmanaged_bytes)",
+		    (unsigned long long)(counters_get(&m.vmstat, "anon_unmanaged_bytes") >> 20),
+		    (unsigned long long)(counters_get(&m.vmstat, "max_bytes") >> 20));
 	stats_merged_free(&m);
 	if (dir)
 		stats_dir_remove(dir);

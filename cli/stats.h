@@ -242,6 +242,8 @@ uint64_t view_sum(const struct view *v, const char *name);
 /* uswap stat [--json] [PID] and uswap top [-d SECONDS] [-n COUNT] [PID]. */
 int cmd_stat(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+/* debug.c: uswap debug. */
+int cmd_debug(int argc, char **argv);
 
 /* The rates top shows, per second, of the counters rate_counter[] names. */
 enum rate_id {

@@ -39,6 +39,7 @@
 #include "swapdev.h"
 #include "json.h"
 #include "stats.h"
+#include "elf.h"
 
 #define EXIT_USAGE	2
 #define EXIT_NOEXEC	126
@@ -48,12 +49,14 @@ static const char usage_text[] =
 "Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
 "       uswap stat [--json] [PID]\n"
 "       uswap top [-d SECONDS] [-n COUNT] [PID]\n"
+"       uswap debug [--timeout SECONDS] PID [COMMAND [ARG...]]\n"
 "       uswap --help | --version\n";
 
 static const char help_text[] =
 "Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
 "       uswap stat [--json] [PID]\n"
 "       uswap top [-d SECONDS] [-n COUNT] [PID]\n"
+"       uswap debug [--timeout SECONDS] PID [COMMAND [ARG...]]\n"
 "       uswap --help | --version\n"
 "\n"
 "Run PROG with application-level swap.\n"
@@ -160,9 +163,13 @@ static const char help_text[] =
 "                        down: to swap, or the next slower node\n"
 "  --fallback run|fail   when userfaultfd is unavailable (not permitted for\n"
 "                        this user: see uswap(1) for the ways to allow it;\n"
-"                        or absent): fail (the default) exits 125\n"
-"                        without running PROG; run warns and runs PROG\n"
-"                        without uswap.  Also for each process of the tree\n"
+"                        or absent), or PROG is a program uswap cannot go\n"
+"                        into (statically linked: no PT_INTERP, as Go\n"
+"                        programs by default; 32-bit; set-ID to another\n"
+"                        user; for a script, its interpreter): fail (the\n"
+"                        default) exits 125 without running PROG; run warns\n"
+"                        and runs PROG without uswap.  Also for each process\n"
+"                        of the tree\n"
 "                        (USWAP_FALLBACK): one that cannot start its runtime\n"
 "                        exits 125 with a message (before main, at start-up)\n"
 "                        or, with run, warns and runs unmanaged\n"
@@ -198,7 +205,8 @@ static const char help_text[] =
 "  N                     PROG exited with status N\n"
 "  2                     usage error: unknown option, bad value, no PROG\n"
 "  125                   uswap could not start PROG: userfaultfd unavailable\n"
-"                        (with --fallback fail), preload library missing, swap\n"
+"                        or PROG a program uswap cannot go into (with\n"
+"                        --fallback fail), preload library missing, swap\n"
 "                        directory or statistics file unusable\n"
 "  126                   PROG was found but could not be executed\n"
 "  127                   PROG was not found\n"
@@ -218,6 +226,11 @@ static const char help_text[] =
 "      the same, refreshed every SECONDS (default 1), with the budget's use\n"
 "      and the fault and swap rates since the previous frame; COUNT frames,\n"
 "      or until q or Ctrl-C.  Without a terminal, one frame per interval.\n"
+"  uswap debug [--timeout SECONDS] PID [COMMAND [ARG...]]\n"
+"      make PID's memory resident (debuggers read swapped memory as EIO)\n"
+"      and keep it so, past --max, while COMMAND runs (default gdb -p PID);\n"
+"      exits as COMMAND (1 PID not held; 3 another user's).  A core dump\n"
+"      gets the swapped memory without it.\n"
 "  Exit status: 0 printed (top: until COUNT, q, Ctrl-C or the tree's end);\n"
 "  1 no such tree (PID is not running, or not in a uswap tree, or its run\n"
 "  has ended; without PID, none or several: they are listed); 2 usage\n"
@@ -598,6 +611,36 @@ static bool probe_userfaultfd(void)
 	return false;
 }
 
+/*
+ * Can the preload library go into PROG?  A program it cannot load into
+ * would run without a budget, as if managed: with --fallback fail it is
+ * not started (125); with run, the user is told it runs unmanaged.
+ * Returns false when PROG runs unmanaged.
+ */
+static bool check_prog(const struct run_args *ra)
+{
+	char path[PATH_MAX], why[160];
+	enum prog_kind k = prog_check(ra->prog[0], path, sizeof(path), why,
+				      sizeof(why));
+
+	if (k == PROG_DYNAMIC || k == PROG_UNKNOWN)
+		return true;
+	if (strcmp(path, ra->prog[0]))
+		say("%s (%s) is %s: uswap cannot go into it and would not manage its memory",
+		    ra->prog[0], path, why);
+	else
+		say("%s is %s: uswap cannot go into it and would not manage its memory",
+		    ra->prog[0], why);
+	if (ra->fallback == FALLBACK_FAIL) {
+		say("%s was not started (--fallback run would run it without uswap)",
+		    ra->prog[0]);
+		exit(EXIT_CANNOT_RUN);
+	}
+	say("--fallback run: %s runs without uswap, with no memory budget",
+	    ra->prog[0]);
+	return false;
+}
+
 /* The --stats file must be creatable: its directory must be writable. */
 static void check_stats_file(const char *file)
 {
@@ -746,6 +789,8 @@ static int cmd_run(int argc, char **argv)
 	if (!managed)
 		say("--fallback run: %s runs without uswap, with no memory budget",
 		    ra.prog[0]);
+	else
+		check_prog(&ra);	/* its children may still be managed */
 	if (managed)
 		preload = env_find_preload();
 	if (ra.opt.stats_path[0])
@@ -807,6 +852,8 @@ int main(int argc, char **argv)
 		return cmd_stat(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "top"))
 		return cmd_top(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "debug"))
+		return cmd_debug(argc - 2, argv + 2);
 	fprintf(stderr, "uswap: unknown command '%s'\n%sTry 'uswap --help'.\n",
 		argv[1], usage_text);
 	return EXIT_USAGE;

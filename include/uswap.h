@@ -190,6 +190,44 @@ int uswap_runtime_tree_fd(struct uswap_runtime *rt);
  */
 void uswap_thread_started(void);
 
+/*
+ * Debuggers and core dumps.  A page uswap has swapped out is not in the
+ * address space: the process brings it back when it touches it, but a
+ * reader from outside cannot (the kernel gives /proc/PID/mem and
+ * PTRACE_PEEKDATA an error there, and writes zeros into a core dump).
+ * process_vm_readv(2) does bring such pages in, served by rt's threads.
+ *
+ * uswap_runtime_hold brings every swapped folio of rt back, in address
+ * order, until limit bytes have come back (UINT64_MAX: all), and keeps
+ * all of rt's managed memory resident until uswap_runtime_unhold: nothing
+ * is evicted, and faults that would pass max are admitted (counted as
+ * hold_overrun).  USWAP_HOLD_WRITABLE also takes the write-protection off
+ * (a debugger may write).  *pages (may be NULL) gets the pages brought
+ * back (counted as hold_pages).  It allocates nothing and waits for no
+ * lock forever, so that a signal handler may call it (the preload library
+ * does, before a core dump): -EDEADLK when the calling thread holds the
+ * runtime busy (it was interrupted inside uswap), -ETIMEDOUT when the
+ * runtime stayed busy for seconds.
+ */
+#define USWAP_HOLD_WRITABLE	1u
+int uswap_runtime_hold(struct uswap_runtime *rt, unsigned flags,
+		       uint64_t limit, uint64_t *pages);
+void uswap_runtime_unhold(struct uswap_runtime *rt);
+
+/*
+ * The same for another process of a uswap tree (uswap debug): pid's
+ * runtime brings its memory back (writable) and keeps it resident until
+ * uswap_hold_release(*hp) or until this process ends.  Waits for it, up
+ * to timeout_ms (0: as long as pid runs).  *pages gets the pages brought
+ * back.  -ESRCH: pid is in no uswap tree (or has ended); -EACCES or
+ * -EPERM: its descriptors cannot be opened (another user's); -EBUSY:
+ * another process holds it; -ETIMEDOUT; or what pid's runtime returned.
+ */
+struct uswap_hold;
+int uswap_hold_pid(int pid, unsigned timeout_ms, struct uswap_hold **hp,
+		   uint64_t *pages);
+void uswap_hold_release(struct uswap_hold *h);
+
 /* Map len bytes (rounded up to pages) of managed anonymous memory. */
 int uswap_region_create(struct uswap_runtime *rt, size_t len, void **addrp);
 
@@ -301,6 +339,12 @@ enum uswap_counter {
 	USWAP_FORK_SHARED_BYTES,	/* now: resident bytes processes of the
 					   tree share since a fork, charged to
 					   the tree once */
+	USWAP_HOLD_PAGES,		/* pages brought back for a core dump or
+					   a debugger (uswap_runtime_hold) */
+	USWAP_HOLD_OVERRUN,		/* folios admitted past max while held */
+	USWAP_ANON_UNMANAGED_BYTES,	/* now: anonymous memory of the process
+					   outside uswap's management (RssAnon
+					   less uswap's own) */
 	USWAP_NR_COUNTERS
 };
 

@@ -38,6 +38,7 @@
 
 #include "uswap.h"
 #include "live.h"
+#include "signals.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -166,10 +167,19 @@ static struct uswap_runtime *runtime(void)
 		}
 		__atomic_store_n(&rt_pid, getpid(), __ATOMIC_RELEASE);
 		live_start(rt);
+		if (rt)
+			signals_start();
 	}
 	preload_uswap_leave();
 	pthread_mutex_unlock(&init_lock);
 	return disabled ? NULL : rt;
+}
+
+struct uswap_runtime *preload_runtime_now(void)
+{
+	if (__atomic_load_n(&rt_pid, __ATOMIC_ACQUIRE) != getpid() || disabled)
+		return NULL;
+	return rt;
 }
 
 /* The runtime for malloc.c (hidden: the version script exports it not). */

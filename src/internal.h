@@ -11,6 +11,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -188,6 +189,13 @@ struct tree_member {
 	_Atomic uint64_t demoted[MEM_MAX_NODES];	/* pages charged to tiers */
 	_Atomic uint64_t shared_held;	/* pages of its folios marked F_SHARED:
 					   all of `shared` it may still map */
+	/* A hold asked by another process (hold.c, uswap debug). */
+	_Atomic int hold_holder;	/* the asking process, 0: none */
+	_Atomic int hold_target;	/* the pid it asked for: this one's */
+	_Atomic uint32_t hold_seq;	/* bumped by each request (futex) */
+	_Atomic uint32_t hold_done;	/* the last request served (futex) */
+	_Atomic int32_t hold_err;	/* its result: 0 or -errno */
+	_Atomic uint64_t hold_pages;	/* pages it brought in */
 };
 
 #define MEMCG_MAGIC	0x7573776170747266ull	/* "uswaptrf" */
@@ -316,7 +324,48 @@ struct uswap_runtime {
 	void *thread_bufs;		/* one folio buffer per fault thread */
 	uint64_t meta_bytes;
 	bool logged_full, logged_overrun, logged_io, logged_share;
+
+	/* hold.c: nothing is evicted while set, charges pass max. */
+	_Atomic unsigned hold;		/* HOLD_LOCAL | HOLD_REMOTE */
+	uint32_t hold_seen;		/* the member's hold_seq served last */
+	uint64_t hold_checked_us;	/* the remote holder last seen alive */
+	/* unmanaged.c: anonymous memory outside the regions. */
+	_Atomic bool logged_unmanaged;
+	_Atomic uint64_t unmanaged_checked_us;
 };
+
+/*
+ * hold.c: every swapped folio brought back and kept resident, for those
+ * who read the memory from outside (a core dump, a debugger).
+ */
+#define HOLD_LOCAL	1u	/* uswap_runtime_hold(): the process itself */
+#define HOLD_REMOTE	2u	/* uswap_hold_pid(): another process */
+static inline bool hold_active(struct uswap_runtime *rt)
+{
+	return atomic_load_explicit(&rt->hold, memory_order_acquire) != 0;
+}
+/* Held, or another process asks for a change (the reclaimer stops). */
+static inline bool hold_wanted(struct uswap_runtime *rt)
+{
+	return hold_active(rt) ||
+	       atomic_load_explicit(&rt->memcg->member[rt->member].hold_seq,
+				    memory_order_relaxed) != rt->hold_seen;
+}
+/* A charge past max while held: admitted (forced, counted).  true if so. */
+bool hold_admit(struct uswap_runtime *rt, unsigned nr);
+/* The reclaimer's turn: serve another process's request; true while held
+   (then it has slept a while and evicts nothing). */
+bool hold_reclaim(struct uswap_runtime *rt);
+
+/* crash.c: uswap's own threads, and the line a crash of one leaves. */
+void crash_thread_mark(const char *name);
+/* The signals a thread of uswap leaves unblocked: its own faults. */
+void crash_sigmask(sigset_t *set);
+
+/* unmanaged.c: anonymous memory of this process outside its regions. */
+uint64_t unmanaged_anon_bytes(struct uswap_runtime *rt, const uint64_t *v);
+/* Now and then (the reclaimer): warn once when it passes max. */
+void unmanaged_check(struct uswap_runtime *rt);
 
 /* prim.c: the system call layer. */
 int prim_uffd_open(uint64_t features_wanted, uint64_t features_off,
@@ -364,7 +413,7 @@ enum inject_fault {
 	INJECT_WRITE_EIO, INJECT_READ_EIO, INJECT_SHORT_WRITE,
 	INJECT_SHORT_READ, INJECT_ENOSPC, INJECT_CORRUPT,	/* devices */
 	INJECT_MMAP_ENOMEM, INJECT_UFFD_EAGAIN, INJECT_UFFD_EEXIST,
-	INJECT_COMPRESS_FAIL,
+	INJECT_COMPRESS_FAIL, INJECT_THREAD_CRASH, INJECT_THREAD_ABORT,
 	NR_INJECT
 };
 int prim_inject_init(const int *dev_fds, unsigned nr_devs);

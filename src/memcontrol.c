@@ -350,13 +350,15 @@ uint64_t memcg_charge(struct uswap_runtime *rt, unsigned nr)
 
 	if (likely(try_charge(rt, nr, false)))
 		goto charged;
+	if (hold_admit(rt, nr))		/* held for a dump or a debugger */
+		goto charged;
 
 	t0 = prim_now_us();
 	atomic_fetch_add(&mc->waiters, 1);
 	for (;;) {
 		uint32_t seq = atomic_load(&mc->room);
 
-		if (try_charge(rt, nr, false))
+		if (try_charge(rt, nr, false) || hold_admit(rt, nr))
 			break;
 		if (atomic_load(&mc->stuck) || rt->stopping) {
 			try_charge(rt, nr, true);

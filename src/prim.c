@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "crash.h"
 
 #ifndef UFFD_FEATURE_WP_UNPOPULATED
 #define UFFD_FEATURE_WP_UNPOPULATED	(1 << 13)
@@ -186,9 +187,29 @@ static void uffd_copy_race(int uffd, const struct uffdio_copy *c)
 	(void)ioctl(uffd, UFFDIO_COPY, &first);
 }
 
+/* An address nothing is mapped at, out of the compiler's sight. */
+static volatile uintptr_t inject_bad_address = 8;
+
+/*
+ * Tests (thread_crash, thread_abort): a thread of uswap crashes, as a bug
+ * in uswap would make it (never a thread of the program).
+ */
+static void inject_thread_crash(void)
+{
+	if (!crash_thread_name())
+		return;
+	if (prim_inject(INJECT_THREAD_CRASH, -1))
+		*(volatile int *)inject_bad_address = 1;
+	if (prim_inject(INJECT_THREAD_ABORT, -1))
+		abort();
+}
+
 /* One UFFDIO_COPY: 0 or the errno, c->copy as the kernel leaves it. */
 static int uffd_copy_once(int uffd, struct uffdio_copy *c)
 {
+	if (unlikely(atomic_load_explicit(&prim_inject_armed,
+					  memory_order_relaxed)))
+		inject_thread_crash();
 	if (prim_inject(INJECT_UFFD_EAGAIN, -1)) {
 		c->copy = -EAGAIN;
 		return EAGAIN;
@@ -562,6 +583,9 @@ uint64_t prim_now_us(void)
  *				mapped already (EEXIST), another thread having
  *				installed the same contents just before
  *	compress_fail=N		the compressed pool's compressor fails
+ *	thread_crash=N		a thread of uswap about to install a folio
+ *				(UFFDIO_COPY) stores to address 8: SIGSEGV
+ *	thread_abort=N		the same thread calls abort(): SIGABRT
  *
  * DEV is a device index, in the order the devices were given (--swap,
  * then the swaptab); a call on another device does not count.  N picks
@@ -587,6 +611,8 @@ static const struct inject_kind {
 	[INJECT_UFFD_EAGAIN]	= { "uffd_eagain",	false,	2 },
 	[INJECT_UFFD_EEXIST]	= { "uffd_eexist",	false,	1 },
 	[INJECT_COMPRESS_FAIL]	= { "compress_fail",	false,	1 },
+	[INJECT_THREAD_CRASH]	= { "thread_crash",	false,	1 },
+	[INJECT_THREAD_ABORT]	= { "thread_abort",	false,	1 },
 };
 
 /* Written by prim_inject_init() while disarmed, read by the hooks. */
@@ -644,7 +670,7 @@ static bool inject_item(const char *item, size_t len, const int *dev_fds,
 		    !memcmp(item, inject_kinds[f].name, (size_t)(eq - item)))
 			break;
 	if (!eq || f == NR_INJECT) {
-		uswap_log("USWAP_INJECT: \"%.*s\" is not a fault (expected write_eio, read_eio, short_write, short_read, enospc, corrupt, mmap_enomem, uffd_eagain, uffd_eexist or compress_fail, then =VALUE)",
+		uswap_log("USWAP_INJECT: \"%.*s\" is not a fault (expected write_eio, read_eio, short_write, short_read, enospc, corrupt, mmap_enomem, uffd_eagain, uffd_eexist, compress_fail, thread_crash or thread_abort, then =VALUE)",
 			  (int)len, item);
 		return false;
 	}

@@ -398,6 +398,7 @@ static void *thread_trampoline(void *p)
 
 	free(p);
 	prctl(PR_SET_NAME, ts.name);
+	crash_thread_mark(ts.name);	/* a crash here is uswap's (crash.c) */
 	return ts.fn(ts.arg);
 }
 
@@ -419,6 +420,7 @@ int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 	ts->arg = arg;
 	snprintf(ts->name, sizeof(ts->name), "%s", name);
 	sigfillset(&all);
+	crash_sigmask(&all);		/* but its own faults (crash.c) */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 256 * 1024);

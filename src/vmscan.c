@@ -646,6 +646,8 @@ void *reclaim_thread_main(void *arg)
 		uint64_t got;
 
 		reap_members(rt, &last_reap);
+		if (hold_reclaim(rt))	/* held: nothing goes out (hold.c) */
+			continue;
 		if (!memcg_above_high(rt)) {
 			unsigned k;
 
@@ -663,7 +665,8 @@ void *reclaim_thread_main(void *arg)
 			memcg_reclaim_sleep(rt, 10, true);
 			continue;
 		}
-		while (!rt->stopping && memcg_should_reclaim(rt)) {
+		while (!rt->stopping && !hold_wanted(rt) &&
+		       memcg_should_reclaim(rt)) {
 			got = shrink_batch(rc, &nospace);
 			if (got) {
 				idle = waits = 0;

@@ -82,6 +82,9 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_ZSWAP_WRITEBACK_SHARED] = "zswap_writeback_shared",
 	[USWAP_FAULT_THREAD_MOVES] = "fault_thread_moves",
 	[USWAP_FORK_SHARED_BYTES] = "fork_shared_bytes",
+	[USWAP_HOLD_PAGES] = "hold_pages",
+	[USWAP_HOLD_OVERRUN] = "hold_overrun",
+	[USWAP_ANON_UNMANAGED_BYTES] = "anon_unmanaged_bytes",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
@@ -190,6 +193,8 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		values[USWAP_SWAP_ENCRYPT] = swap_io_stat(SWAP_IO_SEALED);
 	if (rt->zswap && n >= USWAP_NR_COUNTERS)
 		read_zswap(rt, values);
+	if (n >= USWAP_NR_COUNTERS)
+		values[USWAP_ANON_UNMANAGED_BYTES] = unmanaged_anon_bytes(rt, values);
 	return 0;
 }
 

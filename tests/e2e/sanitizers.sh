@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 for san in asan tsan; do
 	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
 		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork build/$san/tests/e2e/fork_share build/$san/tests/e2e/reap \
-		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt \
+		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt build/$san/tests/e2e/hold \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
 		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
@@ -34,6 +34,9 @@ for san in asan tsan; do
 	build/$san/tests/unit/zswap writeback >/dev/null || { echo "$san: unit zswap writeback failed"; exit 1; }
 	build/$san/tests/e2e/remap || { echo "$san: remap failed"; exit 1; }
 	build/$san/tests/e2e/readahead || { echo "$san: readahead failed"; exit 1; }
+	# Holding the memory resident (core dumps, uswap debug) while a
+	# thread writes, in-process and through the budget.
+	build/$san/tests/e2e/hold >/dev/null || { echo "$san: hold failed"; exit 1; }
 	# Reads that fail their checksum (SIGBUS in the program), and a
 	# userfaultfd copy that finds a page mapped already.
 	build/$san/tests/e2e/inject corrupt >/dev/null || { echo "$san: inject corrupt failed"; exit 1; }
