@@ -330,6 +330,8 @@ int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect,
 		 bool wake);
 int prim_uffd_wake(int uffd, uintptr_t start, size_t len);
 int prim_uffd_poison(int uffd, uintptr_t start, size_t len);
+/* Read fault messages: the bytes read, or -errno (-EAGAIN: none now). */
+ssize_t prim_uffd_read(int uffd, void *msgs, size_t len);
 int prim_move_pages(unsigned n, void **pages, int *nodes);
 void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int prim_munmap(void *addr, size_t len);
@@ -364,7 +366,7 @@ enum inject_fault {
 	INJECT_WRITE_EIO, INJECT_READ_EIO, INJECT_SHORT_WRITE,
 	INJECT_SHORT_READ, INJECT_ENOSPC, INJECT_CORRUPT,	/* devices */
 	INJECT_MMAP_ENOMEM, INJECT_UFFD_EAGAIN, INJECT_UFFD_EEXIST,
-	INJECT_COMPRESS_FAIL,
+	INJECT_COMPRESS_FAIL, INJECT_UFFD_READ_EIO, INJECT_FAULT_STALL,
 	NR_INJECT
 };
 int prim_inject_init(const int *dev_fds, unsigned nr_devs);

@@ -727,16 +727,21 @@ void *fault_thread_main(void *arg)
 	pfd[1].fd = rt->wake_pipe[0];
 	pfd[1].events = POLLIN;
 	while (!rt->stopping) {
-		ssize_t n = read(rt->uffd, msgs, sizeof(msgs));
+		ssize_t n = prim_uffd_read(rt->uffd, msgs, sizeof(msgs));
 		ssize_t k;
 
 		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR) {
+			if (n == -EAGAIN || n == -EINTR) {
 				poll(pfd, 2, -1);
 				continue;
 			}
 			uswap_log("reading userfaultfd failed: %s; fault thread stops",
-				  strerror(errno));
+				  strerror((int)-n));
+			break;
+		}
+		if (prim_inject(INJECT_FAULT_STALL, -1)) {
+			while (!rt->stopping)
+				poll(&pfd[1], 1, -1);
 			break;
 		}
 		for (k = 0; k < n / (ssize_t)sizeof(msgs[0]); k++)
