@@ -118,6 +118,12 @@ void zswap_slot_free(struct zswap *zs, swp_entry_t slot, uint32_t nr);
  */
 uint64_t zswap_writeback(struct zswap *zs, struct zswap_ctx *c,
 			 uint64_t target_bytes);
+/*
+ * Write back until the pool holds `pages` fewer pages (under the lock the
+ * writeback thread works under): the reclaimer, when all it holds is in
+ * the pool.  Returns pages written.
+ */
+uint64_t zswap_shrink(struct zswap *zs, struct zswap_ctx *c, uint64_t pages);
 
 void zswap_get_stats(struct zswap *zs, struct zswap_stats *st);
 
