@@ -16,6 +16,10 @@
  * it maps managed memory.  At exit the counters are written as JSON to
  * $USWAP_STATS_DIR/<pid>.json (set by uswap run) or to $USWAP_STATS;
  * while the process runs, live.c publishes them for uswap stat and top.
+ * A process that ends without its destructors (_exit, a signal, exec)
+ * writes nothing: its counters, kept in the tree's shared memory, are
+ * taken over by the process that reaps it, or uswap run takes its last
+ * live ones (docs/uswap.1, STATISTICS).
  * The runtime is not destroyed at exit: other threads may still run.
  * A process that cannot start a runtime exits 125 (before main at
  * start-up) unless USWAP_FALLBACK=run: then it runs unmanaged.
@@ -286,7 +290,7 @@ static void write_stats(void)
 		say("cannot write stats to %s: %s", path, strerror(errno));
 		return;
 	}
-	uswap_stats_write_json(rt, fd);
+	uswap_stats_write_final(rt, fd);
 	close(fd);
 }
 
