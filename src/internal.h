@@ -618,8 +618,9 @@ struct fault_thread_state {
 	int end_err;
 };
 void fault_thread_look(struct fault_thread *ft, struct fault_thread_state *st);
-/* Before its thread is started again. */
+/* Before its thread is started again; its thread ended (read error err). */
 void fault_thread_reset(struct fault_thread *ft);
+void fault_thread_end(struct fault_thread *ft, int err);
 /* Before its thread starts: serve the fault at addr (flags) first. */
 void fault_thread_give(struct fault_thread *ft, uintptr_t addr, uint64_t flags);
 

@@ -763,6 +763,12 @@ void fault_thread_reset(struct fault_thread *ft)
 	atomic_store(&ft->waiting, false);
 }
 
+void fault_thread_end(struct fault_thread *ft, int err)
+{
+	atomic_store(&ft->end_err, err);
+	atomic_store(&ft->ended, true);
+}
+
 void fault_thread_give(struct fault_thread *ft, uintptr_t addr, uint64_t flags)
 {
 	memset(&ft->first, 0, sizeof(ft->first));
@@ -852,7 +858,6 @@ void *fault_thread_main(void *arg)
 			       strerror((int)-err));
 		watchdog_check_uffd(rt);
 	}
-	atomic_store(&ft->end_err, (int)err);
-	atomic_store(&ft->ended, true);
+	fault_thread_end(ft, (int)err);
 	return NULL;
 }

@@ -101,29 +101,46 @@ void watchdog_check_uffd(struct uswap_runtime *rt)
 			 what);
 }
 
+/* Join the fault threads that ended: the process is about to end. */
+static void join_ended(struct uswap_runtime *rt)
+{
+	unsigned k;
+
+	for (k = 0; k < rt->nr_fault_threads; k++) {
+		struct fault_thread_state st;
+
+		fault_thread_look(rt->fault_threads[k], &st);
+		if (st.ended)
+			pthread_join(rt->fault_tids[k], NULL);
+	}
+}
+
 /*
- * Fault thread k ended (a read failed with err): start it again.  Returns
- * false when it could not be started (tried again next tick).
+ * Fault thread k ended (a read failed with err): start it again, or if
+ * that fails, leave it ended for the next tick.
  */
-static bool restart(struct uswap_runtime *rt, unsigned k, int err,
+static void restart(struct uswap_runtime *rt, unsigned k, int err,
 		    unsigned *restarts)
 {
 	struct fault_thread *ft = rt->fault_threads[k];
 	pthread_t tid;
 
-	if (++*restarts > WATCHDOG_MAX_RESTARTS)
+	if (++*restarts > WATCHDOG_MAX_RESTARTS) {
+		join_ended(rt);
 		unserved("the fault threads keep failing (%s) and serve nothing",
 			 strerror(-err));
+	}
 	fault_thread_reset(ft);
-	if (start_thread(&tid, "uswap-fault", fault_thread_main, ft))
-		return false;
+	if (start_thread(&tid, "uswap-fault", fault_thread_main, ft)) {
+		fault_thread_end(ft, err);
+		return;
+	}
 	pthread_join(rt->fault_tids[k], NULL);
 	rt->fault_tids[k] = tid;
 	count_event(rt, USWAP_FAULT_THREAD_RESTARTS, 1);
 	uswap_log_once(&rt->logged_restart,
 		       "a fault thread ended (%s): started again (counted as fault_thread_restarts)",
 		       strerror(-err));
-	return true;
 }
 
 /*
@@ -161,8 +178,6 @@ static void *watchdog_main(void *arg)
 	struct pollfd pfd = { .fd = rt->wake_pipe[0], .events = POLLIN };
 	uint64_t seen[MAX_FAULT_THREADS] = { 0 };	/* busy_since last tick */
 	unsigned ticks[MAX_FAULT_THREADS] = { 0 };	/* ... the same since */
-	bool dead[MAX_FAULT_THREADS] = { false };	/* ended, not restarted */
-	int why[MAX_FAULT_THREADS] = { 0 };		/* ... as the read failed */
 	unsigned restarts = 0;	/* since the last fault served */
 	uint64_t served = 0;
 
@@ -181,10 +196,8 @@ static void *watchdog_main(void *arg)
 
 			fault_thread_look(rt->fault_threads[k], &st);
 			total += st.served;
-			if (st.ended || dead[k]) {
-				if (st.ended)
-					why[k] = st.end_err;
-				dead[k] = !restart(rt, k, why[k], &restarts);
+			if (st.ended) {
+				restart(rt, k, st.end_err, &restarts);
 				ticks[k] = 0;
 				continue;
 			}
