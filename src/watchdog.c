@@ -17,8 +17,11 @@
  *              A spare fault thread is started, which serves that fault
  *              again first (serving a fault twice is harmless: the second
  *              finds the folio resident, or loading), then the faults after
- *              it.  Up to WATCHDOG_MAX_SPARES of them.  A fault whose folio
- *              the stuck thread holds (LOADING) waits for that thread still;
+ *              it.  Up to WATCHDOG_MAX_SPARES of them, each with a folio
+ *              buffer of its own, kept until the runtime stops: the bound
+ *              is long, as a thread on a busy machine can take a second to
+ *              bring a 2 MiB folio in.  A fault whose folio the stuck
+ *              thread holds (LOADING) waits for that thread still;
  *   gone       the userfaultfd itself was closed or replaced behind the
  *              runtime's back (a program that closes every descriptor):
  *              the kernel dropped the registrations with it, so the
@@ -48,8 +51,8 @@
 #include "internal.h"
 
 #define WATCHDOG_TICK_MS	100
-#define WATCHDOG_STALL_TICKS	10
-#define WATCHDOG_MAX_SPARES	8
+#define WATCHDOG_STALL_TICKS	50
+#define WATCHDOG_MAX_SPARES	4
 #define WATCHDOG_MAX_RESTARTS	8
 #define MAX_FAULT_THREADS	64	/* ARRAY_SIZE(rt->fault_tids) */
 
