@@ -881,6 +881,7 @@ static void member_release(struct uswap_runtime *rt, unsigned m, bool process)
 	struct memcg *mc = rt->memcg;
 	uint64_t left = atomic_load(&mc->member[m].charged);
 	uint64_t nodes = mc->tier_nodes;
+	uint32_t gen, folded;
 
 	if (left)
 		uncharge_member(mc, m, left);
@@ -894,11 +895,14 @@ static void member_release(struct uswap_runtime *rt, unsigned m, bool process)
 	}
 	if (rt->stat == &mc->stat[m])
 		stat_detach(rt);
-	if (!atomic_load(&mc->member[m].reported)) {
+	/* Once per occupancy, as a reaper that died half-way is taken over. */
+	gen = atomic_load(&mc->member[m].gen);
+	folded = atomic_load(&mc->folded_gen[m]);
+	if (!atomic_load(&mc->member[m].reported) && folded != gen &&
+	    atomic_compare_exchange_strong(&mc->folded_gen[m], &folded, gen)) {
 		vmstat_fold(&mc->stat[m], &mc->reaped);
 		if (process && atomic_load(&mc->member[m].pid))
 			atomic_fetch_add(&mc->reaped.processes, 1);
-		atomic_store(&mc->folded_gen[m], atomic_load(&mc->member[m].gen));
 	}
 	atomic_fetch_sub(&mc->nr_live, 1);
 	atomic_store(&mc->member[m].pid, 0);
