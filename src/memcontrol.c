@@ -674,7 +674,7 @@ bool memcg_should_reclaim(struct uswap_runtime *rt)
 	if (total <= mc->low && !atomic_load(&mc->waiters))
 		return false;
 	if (unlikely(atomic_load(&mc->share_off_us) > prim_now_us()))
-		return mine > atomic_load(&rt->pool_pages);
+		return mine > 0;
 	return mine * atomic_load(&mc->nr_live) >= total;
 }
 
