@@ -26,6 +26,17 @@
  *                     budget is the tree's; own_kib is the process's)
  *   fault_latency_us  buckets summed
  *   process           the largest rss_peak_kib, and the number of processes
+ *   reaped            the counters of the processes that ended without
+ *                     writing theirs (_exit, a signal), which the process
+ *                     that reaped them folded into its budget's totals:
+ *                     every document carries those totals as they were,
+ *                     so the largest of each, per budget, is added once
+ *                     to vmstat and fault_latency_us, and its processes
+ *                     to the number
+ *
+ * At the end of a run, a process that wrote no final document and that
+ * no reaper folded in (the last of its tree to end, by _exit or a signal)
+ * counts as its last live document says (stats_dir_finish).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -100,6 +111,81 @@ static void counters_free(struct counters *cs)
 	free(cs->c);
 	cs->c = NULL;
 	cs->n = 0;
+}
+
+/* The reaped totals of budget in m, made if new; NULL when out of memory. */
+static struct reaped *reaped_of(struct merged *m, const char *budget)
+{
+	struct reaped *r;
+	size_t i;
+
+	for (i = 0; i < m->nr_reaped; i++)
+		if (!strcmp(m->reaped[i].budget, budget))
+			return &m->reaped[i];
+	r = realloc(m->reaped, (m->nr_reaped + 1) * sizeof(*r));
+	if (!r)
+		return NULL;
+	m->reaped = r;
+	r = &r[m->nr_reaped];
+	memset(r, 0, sizeof(*r));
+	r->budget = strdup(budget);
+	if (!r->budget)
+		return NULL;
+	m->nr_reaped++;
+	return r;
+}
+
+/*
+ * Raise the reaped counters in `have` to those of obj, adding what they
+ * grew by to `sum` (NULL: nowhere).  false when out of memory.
+ */
+static bool reaped_raise(struct counters *have, struct counters *sum,
+			 const struct json_value *obj)
+{
+	size_t i;
+
+	for (i = 0; obj && obj->type == JSON_OBJECT && i < obj->n; i++) {
+		const char *k = obj->keys[i];
+		uint64_t v = obj->items[i]->u, old = counters_get(have, k);
+
+		if (!obj->items[i]->is_uint || v <= old)
+			continue;
+		if (!counters_add(have, k, v, true) ||
+		    (sum && !counters_add(sum, k, v - old, false)))
+			return false;
+	}
+	return true;
+}
+
+/* Merge doc's "reaped" section into m: false when out of memory. */
+static bool merge_reaped(struct merged *m, const struct json_value *doc)
+{
+	const struct json_value *rp = json_get(doc, "reaped");
+	const struct json_value *budget = json_get(rp, "budget");
+	const struct json_value *procs = json_get(rp, "processes");
+	struct reaped *r;
+
+	if (!budget || budget->type != JSON_STRING)
+		return true;
+	r = reaped_of(m, budget->text);
+	if (!r)
+		return false;
+	if (procs && procs->is_uint && procs->u > r->processes)
+		r->processes = procs->u;
+	return reaped_raise(&r->vmstat, &m->vmstat, json_get(rp, "vmstat")) &&
+	       reaped_raise(&r->latency, &m->latency,
+			    json_get(rp, "fault_latency_us")) &&
+	       reaped_raise(&r->members, NULL, json_get(rp, "members"));
+}
+
+uint64_t stats_processes(const struct merged *m)
+{
+	uint64_t n = m->nr_docs;
+	size_t i;
+
+	for (i = 0; i < m->nr_reaped; i++)
+		n += m->reaped[i].processes;
+	return n;
 }
 
 int stats_file_pid(const char *name, enum stats_kind kind)
@@ -256,7 +342,7 @@ bool stats_merge_doc(struct merged *m, struct json_value *doc)
 	rss = json_get(json_get(doc, "process"), "rss_peak_kib");
 	if (rss && rss->is_uint && rss->u > m->rss_peak_kib)
 		m->rss_peak_kib = rss->u;
-	return true;
+	return merge_reaped(m, doc);
 }
 
 /*
@@ -389,8 +475,9 @@ void stats_write_members(FILE *f, const struct merged *m)
 	write_rows(f, m, "tiers");
 	fputs(",\n  \"fault_latency_us\": ", f);
 	stats_write_counters(f, &m->latency);
-	fprintf(f, ",\n  \"process\": {\"rss_peak_kib\": %llu, \"processes\": %zu}",
-		(unsigned long long)m->rss_peak_kib, m->nr_docs);
+	fprintf(f, ",\n  \"process\": {\"rss_peak_kib\": %llu, \"processes\": %llu}",
+		(unsigned long long)m->rss_peak_kib,
+		(unsigned long long)stats_processes(m));
 }
 
 void stats_write_merged(FILE *f, const struct merged *m)
@@ -510,6 +597,15 @@ void stats_merged_free(struct merged *m)
 	counters_free(&m->vmstat);
 	counters_free(&m->latency);
 	m->rss_peak_kib = 0;
+	for (i = 0; i < m->nr_reaped; i++) {
+		free(m->reaped[i].budget);
+		counters_free(&m->reaped[i].vmstat);
+		counters_free(&m->reaped[i].latency);
+		counters_free(&m->reaped[i].members);
+	}
+	free(m->reaped);
+	m->reaped = NULL;
+	m->nr_reaped = 0;
 }
 
 /* ---- the statistics directory of a run -------------------------------- */
@@ -633,6 +729,109 @@ void stats_dir_remove(const char *dir)
 	}
 }
 
+/* Did a reaper fold the counters of the process that wrote doc in? */
+static bool doc_folded(const struct merged *m, const struct json_value *doc)
+{
+	const struct json_value *proc = json_get(doc, "process");
+	const struct json_value *budget = json_get(proc, "budget");
+	const struct json_value *member = json_get(proc, "member");
+	const struct json_value *gen = json_get(proc, "member_gen");
+	char key[32];
+	size_t i;
+
+	if (!budget || budget->type != JSON_STRING || !member ||
+	    !member->is_uint || !gen || !gen->is_uint || !gen->u)
+		return false;
+	snprintf(key, sizeof(key), "%llu", (unsigned long long)member->u);
+	for (i = 0; i < m->nr_reaped; i++)
+		if (!strcmp(m->reaped[i].budget, budget->text))
+			return counters_get(&m->reaped[i].members, key) >= gen->u;
+	return false;
+}
+
+/* Is pid among the first nr documents of m? */
+static bool doc_of(const struct merged *m, size_t nr, uint64_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		const struct json_value *p =
+			json_get(json_get(m->docs[i], "process"), "pid");
+
+		if (p && p->is_uint && p->u == pid)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * After the final documents: the processes that ended without writing
+ * theirs and that no reaper took over (the last of a tree to end, by
+ * _exit or a signal) count as their last live document says.  Those
+ * still running (they outlive PROG) do not.  Every live document's reaped
+ * totals are read first: they may say that a reaper took a process over.
+ */
+static void merge_unwritten(const char *dir, struct merged *m, bool verbose)
+{
+	struct json_value **live = NULL, **more, *doc;
+	size_t nr = 0, i, finals = m->nr_docs, len;
+	struct dirent *de;
+	struct stat st, fst;
+	int fd = dir_open(dir);
+	char err[256], *text;
+	const char *why;
+	DIR *d;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (stats_file_pid(de->d_name, STATS_LIVE) <= 0)
+			continue;
+		text = stats_file_read(dirfd(d), de->d_name, st.st_uid, &len,
+				       &fst, &why);
+		if (!text) {
+			if (verbose && why)
+				say("statistics %s/%s: %s: skipped", dir,
+				    de->d_name, why);
+			continue;
+		}
+		if (json_parse(text, len, &doc, err, sizeof(err)) ||
+		    doc->type != JSON_OBJECT) {
+			if (verbose)
+				say("statistics %s/%s are not a JSON object: skipped",
+				    dir, de->d_name);
+			json_free(doc);
+		} else if (!merge_reaped(m, doc) ||
+			   !(more = realloc(live, (nr + 1) * sizeof(*live)))) {
+			json_free(doc);
+		} else {
+			live = more;
+			live[nr++] = doc;
+		}
+		free(text);
+	}
+	closedir(d);
+	for (i = 0; i < nr; i++) {
+		const struct json_value *pid =
+			json_get(json_get(live[i], "process"), "pid");
+
+		if (!pid || !pid->is_uint || !pid->u || pid->u > INT_MAX ||
+		    doc_of(m, finals, pid->u) ||
+		    kill((pid_t)pid->u, 0) == 0 || errno != ESRCH ||
+		    doc_folded(m, live[i])) {
+			json_free(live[i]);
+			continue;
+		}
+		if (!stats_merge_doc(m, live[i]))
+			say("out of memory merging statistics");
+	}
+	free(live);
+}
+
 /*
  * After PROG: merge what the processes wrote, write the --stats file,
  * print the --verbose summary, remove the directory.  No directory: PROG
@@ -653,6 +852,8 @@ void stats_dir_finish(const char *dir, const struct uswap_options *opt)
 	if (err)
 		say("cannot read the statistics directory %s: %s", dir,
 		    strerror(-err));
+	else if (dir)
+		merge_unwritten(dir, &m, verbose);
 	if (dir && verbose && !m.nr_docs)
 		say("no process wrote statistics (was the preload library loaded?)");
 	if (opt->stats_path[0]) {

@@ -70,12 +70,30 @@ struct counters {
 	size_t n;
 };
 
-/* The documents of several processes, merged. */
+/*
+ * The "reaped" section of the documents of one budget: the counters of
+ * the tree's processes that ended without writing theirs, the largest
+ * value seen of each (every document carries the tree's totals as they
+ * were when it was written).
+ */
+struct reaped {
+	char *budget;
+	struct counters vmstat, latency;
+	struct counters members;	/* member entry: last occupancy folded */
+	uint64_t processes;
+};
+
+/*
+ * The documents of several processes, merged.  vmstat and latency hold
+ * the documents' sums plus, once, each budget's reaped totals.
+ */
 struct merged {
 	struct counters vmstat, latency;
 	struct json_value **docs;	/* every document merged: owned here */
 	size_t nr_docs;
 	uint64_t rss_peak_kib;
+	struct reaped *reaped;		/* per budget */
+	size_t nr_reaped;
 };
 
 /* Which files of a statistics directory stats_merge_dir() reads. */
@@ -130,6 +148,9 @@ char *stats_file_read(int dfd, const char *name, uid_t owner, size_t *lenp,
  * it is freed by stats_merged_free()); false when out of memory.
  */
 bool stats_merge_doc(struct merged *m, struct json_value *doc);
+
+/* The number of processes m counts: its documents and those reaped. */
+uint64_t stats_processes(const struct merged *m);
 
 /*
  * Read the files of one kind in dir into m.  A file that cannot be read

@@ -278,7 +278,11 @@ enum uswap_counter {
 	USWAP_SWAP_IO_ERROR,		/* failed swap reads or writes */
 	USWAP_RECLAIM_STALL,		/* faults that waited at max */
 	USWAP_RECLAIM_STALL_US,		/* microseconds spent waiting at max */
-	USWAP_MAX_OVERRUN,		/* folios admitted past max: no tier had room */
+	USWAP_MAX_OVERRUN,		/* charges that took the budget past max:
+					   a fault admitted when no tier had room
+					   or after a bounded wait (a process of
+					   the tree stopped or stuck), the pool
+					   growing, a fork, a promotion */
 	USWAP_FORK_MATERIALIZED,	/* pages read into a child at fork */
 	USWAP_RESIDENT_BYTES,		/* now: managed bytes resident */
 	USWAP_RESIDENT_PEAK,		/* peak of the budget's charge: resident
@@ -345,6 +349,9 @@ enum uswap_counter {
 	USWAP_ANON_UNMANAGED_BYTES,	/* now: anonymous memory of the process
 					   outside uswap's management (RssAnon
 					   less uswap's own) */
+	USWAP_FAULT_THREAD_RESTARTS,	/* fault threads the watchdog started:
+					   one had ended (its read failed), or
+					   was stuck on a fault */
 	USWAP_NR_COUNTERS
 };
 
@@ -361,9 +368,31 @@ int uswap_stats_latency(struct uswap_runtime *rt,
 
 /*
  * Write the counters as one JSON object: {"vmstat": {...}, "swaps": [...],
- * "fault_latency_us": {...}, "process": {...}} to fd.
+ * "tiers": [...], "fault_latency_us": {...}, "reaped": {...},
+ * "process": {...}} to fd.  The counters are this process's; "reaped"
+ * holds the events of the processes of its tree that ended without
+ * writing theirs (_exit, a signal, exec), folded in by the process that
+ * reaped them, with their number: the same in every process's document,
+ * and growing, so that a reader merging several takes the largest of
+ * each, per "budget" (docs/uswap.1, STATISTICS).
  */
 int uswap_stats_write_json(struct uswap_runtime *rt, int fd);
+
+/*
+ * The same, as this process's final statistics (at exit): the processes
+ * of the tree found gone are reaped first (their counters join
+ * "reaped"), and once it is written, no reaper counts this process's
+ * counters again.
+ */
+int uswap_stats_write_final(struct uswap_runtime *rt, int fd);
+
+/*
+ * The exit status of a process whose memory uswap can no longer serve:
+ * its userfaultfd was closed or replaced behind uswap's back, or its
+ * fault threads keep failing and cannot be started again.  A message on
+ * standard error says which (docs/uswap.1, EXIT STATUS).
+ */
+#define USWAP_EXIT_UNSERVED	123
 
 #ifdef __cplusplus
 }

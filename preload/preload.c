@@ -17,6 +17,10 @@
  * $USWAP_STATS_DIR/<pid>.json (set by uswap run) or to $USWAP_STATS, each
  * through a new file renamed into place (never through a link);
  * while the process runs, live.c publishes them for uswap stat and top.
+ * A process that ends without its destructors (_exit, a signal, exec)
+ * writes nothing: its counters, kept in the tree's shared memory, are
+ * taken over by the process that reaps it, or uswap run takes its last
+ * live ones (docs/uswap.1, STATISTICS).
  * The runtime is not destroyed at exit: other threads may still run.
  * A process that cannot start a runtime exits 125 (before main at
  * start-up) unless USWAP_FALLBACK=run: then it runs unmanaged.
@@ -335,7 +339,7 @@ static void write_stats_file(const char *path)
 		close(fd);
 		goto out_close_dir;	/* not ours: leave it */
 	}
-	err = uswap_stats_write_json(rt, fd);
+	err = uswap_stats_write_final(rt, fd);
 	if (!err && renameat(dfd, tmp, dfd, base))
 		err = -errno;
 	if (err) {

@@ -158,6 +158,30 @@ struct region {
 };
 
 /*
+ * A process's counters (vmstat.c): its events and gauges by enum
+ * uswap_counter, its fault latency histogram, and its compressed pool's
+ * counters (zswap.h).  They live in the budget's shared memory, one block
+ * per member, so that they outlive the process however it ends: the
+ * member that reaps it folds them into the tree's `reaped` totals
+ * (memcontrol.c).
+ */
+struct vmstat {
+	_Atomic uint64_t ev[USWAP_NR_COUNTERS];
+	_Atomic uint64_t latency[USWAP_LATENCY_BUCKETS];
+	_Atomic uint64_t zswap[ZSWAP_NR_COUNTERS];
+} __attribute__((aligned(64)));
+
+/*
+ * The counters of the members gone before the tree (vmstat.c's fold):
+ * events only, under enum uswap_counter (the pool's included), summed.
+ */
+struct vmstat_reaped {
+	_Atomic uint64_t ev[USWAP_NR_COUNTERS];
+	_Atomic uint64_t latency[USWAP_LATENCY_BUCKETS];
+	_Atomic uint64_t processes;	/* members that ended without a word */
+};
+
+/*
  * Budget (memcontrol.c).  Charges are in pages.  One budget serves every
  * process forked from the one that created it (a process tree, like a
  * cgroup): it lives in shared memory, its lock and condition variables
@@ -196,6 +220,9 @@ struct tree_member {
 	_Atomic uint32_t hold_done;	/* the last request served (futex) */
 	_Atomic int32_t hold_err;	/* its result: 0 or -errno */
 	_Atomic uint64_t hold_pages;	/* pages it brought in */
+	_Atomic bool reported;		/* its process wrote its final counters
+					   (uswap_stats_write_final): the reaper
+					   does not count them again */
 };
 
 #define MEMCG_MAGIC	0x7573776170747266ull	/* "uswaptrf" */
@@ -219,6 +246,10 @@ struct memcg {
 	_Atomic unsigned waiters;	/* faults waiting for room */
 	_Atomic unsigned sleepers;	/* reclaimers waiting for a kick */
 	_Atomic bool stuck;		/* reclaim can make no room: admit past max */
+	_Atomic uint64_t starved_us;	/* since when faults wait with no room
+					   made (0: none waits) */
+	_Atomic uint64_t share_off_us;	/* until when every member reclaims what
+					   it can, whatever its share */
 	_Atomic uint64_t shared;	/* of resident: pages shared by fork,
 					   charged to no member (fork_share.c) */
 	_Atomic uint64_t fork_gen;	/* bumped by every fork (share_clamp) */
@@ -233,6 +264,11 @@ struct memcg {
 	uint64_t tier_nodes;		/* nodes with a tier budget */
 	struct tier_budget tier[MEM_MAX_NODES];
 	struct tree_member member[TREE_MAX_MEMBERS];
+	struct vmstat stat[TREE_MAX_MEMBERS];	/* each member's counters */
+	struct vmstat_reaped reaped;
+	_Atomic uint32_t folded_gen[TREE_MAX_MEMBERS];	/* per member entry: the
+					   last occupancy (gen) whose counters
+					   went into `reaped` */
 };
 
 #define MAX_CPUS	1024u
@@ -252,11 +288,6 @@ struct swap_pick {
 	struct swap_alloc_ctx ctx[SWAP_MAX_TYPES];
 	int node, dev;
 	uint32_t used;		/* slots taken from dev since it was picked */
-};
-
-struct vmstat {
-	_Atomic uint64_t ev[USWAP_NR_COUNTERS];
-	_Atomic uint64_t latency[USWAP_LATENCY_BUCKETS];
 };
 
 struct uswap_runtime {
@@ -308,7 +339,9 @@ struct uswap_runtime {
 	int pagemap_fd;			/* /proc/self/pagemap, or -1: pages
 					   shared by fork are charged to every
 					   process then, as before (fork_share.c) */
-	struct vmstat stat;
+	struct vmstat *stat;		/* this process's counters: its member's
+					   block in the budget, or stat_own */
+	struct vmstat stat_own;		/* before it has a member, or after */
 	_Atomic uint64_t nonresident_age;	/* workingset clock, pages */
 	_Atomic uint64_t active_pages;	/* on the active lists of regions in the table */
 
@@ -317,6 +350,8 @@ struct uswap_runtime {
 	unsigned nr_fault_threads;
 	pthread_t reclaim_thread;
 	bool reclaim_started;
+	pthread_t watchdog_thread;
+	bool watchdog_started;
 	struct reclaimer *reclaimer;	/* its state (vmscan.c), or NULL */
 	int wake_pipe[2];		/* wakes fault threads at shutdown */
 
@@ -332,6 +367,7 @@ struct uswap_runtime {
 	/* unmanaged.c: anonymous memory outside the regions. */
 	_Atomic bool logged_unmanaged;
 	_Atomic uint64_t unmanaged_checked_us;
+	bool logged_starved, logged_restart, logged_stuck, logged_read;
 };
 
 /*
@@ -379,6 +415,8 @@ int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect,
 		 bool wake);
 int prim_uffd_wake(int uffd, uintptr_t start, size_t len);
 int prim_uffd_poison(int uffd, uintptr_t start, size_t len);
+/* Read fault messages: the bytes read, or -errno (-EAGAIN: none now). */
+ssize_t prim_uffd_read(int uffd, void *msgs, size_t len);
 int prim_move_pages(unsigned n, void **pages, int *nodes);
 void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 int prim_munmap(void *addr, size_t len);
@@ -414,6 +452,7 @@ enum inject_fault {
 	INJECT_SHORT_READ, INJECT_ENOSPC, INJECT_CORRUPT,	/* devices */
 	INJECT_MMAP_ENOMEM, INJECT_UFFD_EAGAIN, INJECT_UFFD_EEXIST,
 	INJECT_COMPRESS_FAIL, INJECT_THREAD_CRASH, INJECT_THREAD_ABORT,
+	INJECT_UFFD_READ_EIO, INJECT_FAULT_STALL,
 	NR_INJECT
 };
 int prim_inject_init(const int *dev_fds, unsigned nr_devs);
@@ -438,9 +477,13 @@ void uswap_log_once(bool *done, const char *fmt, ...)
 static inline void count_event(struct uswap_runtime *rt, unsigned item,
 			       uint64_t n)
 {
-	atomic_fetch_add_explicit(&rt->stat.ev[item], n, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rt->stat->ev[item], n, memory_order_relaxed);
 }
 void count_latency(struct uswap_runtime *rt, uint64_t us);
+/* Is counter c a gauge (a level or a limit), not an event count? */
+bool counter_is_gauge(unsigned c);
+/* Add the events of a gone process's counters to the tree's reaped ones. */
+void vmstat_fold(struct vmstat *from, struct vmstat_reaped *into);
 
 /* memcontrol.c */
 void memcg_account_pool(void *arg, long delta_pages);
@@ -484,12 +527,17 @@ int memcg_fork_prepare(struct uswap_runtime *rt);
 /* Fork waits for the reaper's reads of /proc (no descriptor inherited). */
 void memcg_fork_lock(void);
 void memcg_fork_unlock(bool child);
-void memcg_fork_child(struct uswap_runtime *rt, unsigned child);
+/* In the child: become member child (< 0: none, count on our own). */
+void memcg_fork_child(struct uswap_runtime *rt, int child);
 bool memcg_fork_failed(struct uswap_runtime *rt, unsigned child);
 /* Members whose process is gone (exit, kill -9, exec): reap(rt, m) each. */
 void memcg_reap_gone(struct uswap_runtime *rt,
 		     void (*reap)(struct uswap_runtime *, unsigned));
 void memcg_member_release(struct uswap_runtime *rt, unsigned m);
+/* Reap the gone members now, every one checked (before the final counters). */
+void memcg_reap_now(struct uswap_runtime *rt);
+/* This process wrote its final counters: no reaper counts them again. */
+void memcg_set_reported(struct uswap_runtime *rt);
 int memcg_tree_fd(struct uswap_runtime *rt);
 bool memcg_has_room(struct uswap_runtime *rt, unsigned nr);
 /* demote.c: demotion to slower nodes, promotion back. */
@@ -607,6 +655,34 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 		      unsigned nr, void *buf, unsigned *pool_pages);
 void fault_thread_free(struct fault_thread *ft);
 void *fault_thread_main(void *arg);
+/* The calling fault thread waits for room at max (memcg_charge), or no more. */
+void fault_thread_waits(bool waiting);
+/* What a fault thread does, for the watchdog. */
+struct fault_thread_state {
+	uint64_t busy_since;	/* serving a fault since (us), or 0 */
+	uint64_t served;	/* faults served */
+	uintptr_t addr;		/* the fault being served, its flags */
+	uint64_t flags;
+	bool waiting;		/* for room at max */
+	bool ended;		/* its thread returned: end_err says why */
+	int end_err;
+};
+void fault_thread_look(struct fault_thread *ft, struct fault_thread_state *st);
+/* Before its thread is started again; its thread ended (read error err). */
+void fault_thread_reset(struct fault_thread *ft);
+void fault_thread_end(struct fault_thread *ft, int err);
+/* Before its thread starts: serve the fault at addr (flags) first. */
+void fault_thread_give(struct fault_thread *ft, uintptr_t addr, uint64_t flags);
+
+/*
+ * watchdog.c: a thread that keeps the fault threads serving (started with
+ * the workers, stopped before they are joined), and ends the process when
+ * its memory can no longer be served.
+ */
+int watchdog_start(struct uswap_runtime *rt);
+void watchdog_stop(struct uswap_runtime *rt);
+/* Is rt's userfaultfd still there?  If not, the process ends here. */
+void watchdog_check_uffd(struct uswap_runtime *rt);
 
 /* runtime.c: start an internal thread, every signal blocked (they are the
  * program's), with a small stack.  0 or -errno. */

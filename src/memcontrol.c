@@ -35,6 +35,28 @@
  * Pages shared by fork are charged once, to the tree's `shared` rather
  * than to a member (fork_share.c): `resident` is the members' charges plus
  * `shared`.
+ *
+ * Every charge that takes `resident` past max is counted (max_overrun),
+ * whatever made it: a fault admitted while reclaim is stuck, or past the
+ * bounded wait below; the compressed pool growing before the folios it
+ * stores are unmapped; the pages a fork gives the child; a promotion from
+ * a slower node; a structural change charging a folio whole.  `peak`
+ * follows every one of them.
+ *
+ * A member that does not reclaim (stopped by SIGSTOP, or stuck) must not
+ * hold the others at max.  Faults that wait with no room made start the
+ * `starved` clock: after MEMCG_SHARE_WAIT_US every member reclaims what it
+ * can for a while, whatever its share; a fault that has waited
+ * MEMCG_WAIT_MAX_US, the tree starved for half of it, is admitted past max
+ * (counted as max_overrun).
+ *
+ * Each member's counters live in the budget too (struct vmstat, one block
+ * per member): whatever way its process ends, they are there.  A member
+ * is released once (by itself, or by the reaper); its events are then
+ * folded into the tree's `reaped` totals unless its process wrote them
+ * out itself (`reported`), and every process's statistics carry those
+ * totals (vmstat.c), so that uswap run counts a process that ended with
+ * _exit() or a signal once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +70,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+
+#define MEMCG_SHARE_WAIT_US	200000u		/* starved: every member reclaims */
+#define MEMCG_SHARE_OFF_US	1000000u	/* ... for this long */
+#define MEMCG_WAIT_MAX_US	2000000u	/* a fault waits at max at most */
 
 /*
  * When pid started (field 22 of /proc/PID/stat, in clock ticks), or 0.
@@ -101,6 +127,29 @@ static struct memcg *memcg_map(size_t len, char *name, size_t name_len,
 	return p;
 }
 
+static void stat_clear(struct vmstat *st)
+{
+	unsigned k;
+
+	for (k = 0; k < USWAP_NR_COUNTERS; k++)
+		atomic_store_explicit(&st->ev[k], 0, memory_order_relaxed);
+	for (k = 0; k < USWAP_LATENCY_BUCKETS; k++)
+		atomic_store_explicit(&st->latency[k], 0, memory_order_relaxed);
+	for (k = 0; k < ZSWAP_NR_COUNTERS; k++)
+		atomic_store_explicit(&st->zswap[k], 0, memory_order_relaxed);
+}
+
+/*
+ * This process's counters go to its own block from now on: it has no
+ * member (any more), or its member is about to be freed.
+ */
+static void stat_detach(struct uswap_runtime *rt)
+{
+	rt->stat = &rt->stat_own;
+	if (rt->zswap)
+		zswap_counters_set(rt->zswap, NULL);
+}
+
 /*
  * Reserve a free member entry (FREE -> FORKING) using devset, charged
  * `charged` pages.  Returns its index, or -ENOSPC when the table is full.
@@ -123,6 +172,8 @@ static int member_reserve(struct memcg *mc, uint64_t devset, uint64_t charged)
 	atomic_store(&mc->member[m].charged, charged);
 	atomic_store(&mc->member[m].shared_held, 0);
 	atomic_store(&mc->member[m].devset, devset);
+	atomic_store(&mc->member[m].reported, false);
+	stat_clear(&mc->stat[m]);
 	atomic_fetch_add(&mc->nr_live, 1);
 	return (int)m;
 }
@@ -133,6 +184,9 @@ static void member_enter(struct uswap_runtime *rt, unsigned m)
 	struct memcg *mc = rt->memcg;
 
 	rt->member = m;
+	rt->stat = &mc->stat[m];
+	if (rt->zswap)
+		zswap_counters_set(rt->zswap, rt->stat->zswap);
 	atomic_store(&mc->member[m].start_time, start_time(getpid()));
 	atomic_store(&mc->member[m].pid, (int)getpid());
 	atomic_store(&mc->member[m].state, MEMBER_LIVE);
@@ -213,6 +267,7 @@ int memcg_create(struct uswap_runtime *rt, uint64_t max_bytes,
 	uint64_t delta;
 	int err;
 
+	rt->stat = &rt->stat_own;
 	rt->devset = ((uint64_t)getpid() << 32) ^ prim_now_us();
 	rt->tree_fd = rt->tree_fd_exec = -1;
 	if (rt->opt.flags & USWAP_OPT_JOIN_TREE) {
@@ -308,21 +363,34 @@ void memcg_reclaim_sleep(struct uswap_runtime *rt, long ms, bool always)
 	atomic_fetch_sub(&mc->sleepers, 1);
 }
 
-/* Try to charge nr pages without passing max.  true when charged. */
+/*
+ * nr pages were charged on top of `old`: note the peak, and count the
+ * charge when it took the budget past max.
+ */
+static void charged_from(struct uswap_runtime *rt, uint64_t old, uint64_t nr)
+{
+	struct memcg *mc = rt->memcg;
+	uint64_t peak = atomic_load(&mc->peak);
+
+	while (old + nr > peak &&
+	       !atomic_compare_exchange_weak(&mc->peak, &peak, old + nr))
+		;
+	if (unlikely(old + nr > mc->max))
+		count_event(rt, USWAP_MAX_OVERRUN, 1);
+}
+
+/* Try to charge nr pages without passing max (force: past it).  true when charged. */
 static bool try_charge(struct uswap_runtime *rt, unsigned nr, bool force)
 {
 	struct memcg *mc = rt->memcg;
-	uint64_t cur = atomic_load(&mc->resident), peak;
+	uint64_t cur = atomic_load(&mc->resident);
 
 	do {
 		if (!force && cur + nr > mc->max)
 			return false;
 	} while (!atomic_compare_exchange_weak(&mc->resident, &cur, cur + nr));
 	atomic_fetch_add(&mc->member[rt->member].charged, nr);
-	peak = atomic_load(&mc->peak);
-	while (cur + nr > peak &&
-	       !atomic_compare_exchange_weak(&mc->peak, &peak, cur + nr))
-		;
+	charged_from(rt, cur, nr);
 	return true;
 }
 
@@ -337,40 +405,89 @@ void memcg_force_charge(struct uswap_runtime *rt, unsigned nr)
 	try_charge(rt, nr, true);
 }
 
+/* Room was made: waiters try again, and the starved clock starts over. */
+static void room_made(struct memcg *mc)
+{
+	uint64_t since = atomic_load(&mc->starved_us);
+
+	if (!atomic_load(&mc->waiters))
+		return;
+	if (since)
+		atomic_compare_exchange_strong(&mc->starved_us, &since,
+					       prim_now_us());
+	bump(&mc->room);
+}
+
+/*
+ * A fault waits at max: has no room been made for a while?  Then some
+ * member holds charges it does not reclaim (stopped, stuck): every member
+ * reclaims what it can for MEMCG_SHARE_OFF_US (memcg_should_reclaim).
+ */
+static uint64_t starved_for(struct memcg *mc, uint64_t now)
+{
+	uint64_t since = atomic_load(&mc->starved_us);
+
+	if (!since) {
+		/* The first waiter, or one that found the clock stopped by
+		   the last waiter of a round before it. */
+		atomic_compare_exchange_strong(&mc->starved_us, &since, now);
+		return 0;
+	}
+	if (now > since + MEMCG_SHARE_WAIT_US)
+		atomic_store(&mc->share_off_us, now + MEMCG_SHARE_OFF_US);
+	return now > since ? now - since : 0;
+}
+
 /*
  * Charge nr pages for a folio about to be installed.  Waits while the
  * charge would pass max (the reclaimers are kicked), unless the budget is
- * stuck or the runtime is stopping.  Must be called with no lock held.
- * Returns the microseconds spent waiting.
+ * stuck, the runtime is stopping, or the fault has waited
+ * MEMCG_WAIT_MAX_US with the tree starved for half of it.  Must be called
+ * with no lock held, by a fault thread.  Returns the microseconds spent
+ * waiting.
  */
 uint64_t memcg_charge(struct uswap_runtime *rt, unsigned nr)
 {
 	struct memcg *mc = rt->memcg;
-	uint64_t t0, waited;
+	uint64_t t0, now, waited;
 
 	if (likely(try_charge(rt, nr, false)))
 		goto charged;
 	if (hold_admit(rt, nr))		/* held for a dump or a debugger */
 		goto charged;
 
-	t0 = prim_now_us();
-	atomic_fetch_add(&mc->waiters, 1);
+	t0 = now = prim_now_us();
+	fault_thread_waits(true);
+	if (atomic_fetch_add(&mc->waiters, 1) == 0)
+		starved_for(mc, now);
 	for (;;) {
 		uint32_t seq = atomic_load(&mc->room);
+		bool stuck, starved;
 
 		if (try_charge(rt, nr, false) || hold_admit(rt, nr))
 			break;
-		if (atomic_load(&mc->stuck) || rt->stopping) {
+		now = prim_now_us();
+		stuck = atomic_load(&mc->stuck) || rt->stopping;
+		starved = now - t0 >= MEMCG_WAIT_MAX_US &&
+			  starved_for(mc, now) >= MEMCG_WAIT_MAX_US / 2;
+		if (stuck || starved) {
 			try_charge(rt, nr, true);
-			count_event(rt, USWAP_MAX_OVERRUN, 1);
-			uswap_log_once(&rt->logged_overrun,
-				       "no tier has room: resident memory goes past --max (counted as max_overrun)");
+			if (stuck)
+				uswap_log_once(&rt->logged_overrun,
+					       "no tier has room: resident memory goes past --max (counted as max_overrun)");
+			else
+				uswap_log_once(&rt->logged_starved,
+					       "a fault waited %u s at --max while no process of the tree gave memory back (one is stopped or stuck?): resident memory goes past --max (counted as max_overrun)",
+					       MEMCG_WAIT_MAX_US / 1000000u);
 			break;
 		}
+		starved_for(mc, now);
 		memcg_kick_reclaim(mc);
 		prim_futex_wait(&mc->room, seq, 10);
 	}
-	atomic_fetch_sub(&mc->waiters, 1);
+	if (atomic_fetch_sub(&mc->waiters, 1) == 1)
+		atomic_store(&mc->starved_us, 0);
+	fault_thread_waits(false);
 	waited = prim_now_us() - t0;
 	count_event(rt, USWAP_RECLAIM_STALL, 1);
 	count_event(rt, USWAP_RECLAIM_STALL_US, waited);
@@ -390,8 +507,7 @@ static void uncharge_member(struct memcg *mc, unsigned m, uint64_t nr)
 	old = atomic_fetch_sub(&mc->resident, nr);
 	assert(old >= nr);
 	(void)old;
-	if (atomic_load(&mc->waiters))
-		bump(&mc->room);
+	room_made(mc);
 }
 
 void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr)
@@ -461,8 +577,7 @@ static void share_clamp(struct memcg *mc)
 			break;
 	}
 	atomic_fetch_sub(&mc->resident, cur - held);
-	if (atomic_load(&mc->waiters))
-		bump(&mc->room);
+	room_made(mc);
 }
 
 /* At fork: nr pages newly marked F_SHARED leave this member's charge. */
@@ -489,8 +604,7 @@ static void memcg_unshare(struct uswap_runtime *rt, uint64_t nr)
 		nr = MIN(nr, cur);
 	} while (!atomic_compare_exchange_weak(&mc->shared, &cur, cur - nr));
 	atomic_fetch_sub(&mc->resident, nr);
-	if (atomic_load(&mc->waiters))
-		bump(&mc->room);
+	room_made(mc);
 }
 
 /*
@@ -549,7 +663,9 @@ bool memcg_above_high(struct uswap_runtime *rt)
  * Reclaim on while the tree is above low (or a fault waits) and this
  * process holds at least the average share: own * members >= total.
  * Pages shared by fork count as everyone's: each process that maps them
- * must let go of them before they are freed.
+ * must let go of them before they are freed.  While the tree is starved
+ * (faults wait and nobody makes room: the largest member is stopped or
+ * stuck), every member reclaims what it can.
  */
 bool memcg_should_reclaim(struct uswap_runtime *rt)
 {
@@ -559,6 +675,8 @@ bool memcg_should_reclaim(struct uswap_runtime *rt)
 
 	if (total <= mc->low && !atomic_load(&mc->waiters))
 		return false;
+	if (unlikely(atomic_load(&mc->share_off_us) > prim_now_us()))
+		return mine > 0;
 	return mine * atomic_load(&mc->nr_live) >= total;
 }
 
@@ -700,10 +818,10 @@ void tier_promote_charge(struct uswap_runtime *rt, int node, unsigned nr)
 int memcg_fork_prepare(struct uswap_runtime *rt)
 {
 	struct memcg *mc = rt->memcg;
-	uint64_t own = memcg_own_pages(rt);
+	uint64_t own = memcg_own_pages(rt), cur;
 	int m = member_reserve(mc, rt->devset, own);
-
 	uint64_t nodes = mc->tier_nodes;
+	struct vmstat *stat;
 
 	if (m < 0)
 		return m;
@@ -711,8 +829,18 @@ int memcg_fork_prepare(struct uswap_runtime *rt)
 	atomic_store(&mc->member[m].shared_held,
 		     atomic_load(&mc->member[rt->member].shared_held));
 	atomic_fetch_add(&mc->fork_gen, 1);
-	if (atomic_fetch_add(&mc->resident, own) + own > mc->high)
+	cur = atomic_fetch_add(&mc->resident, own);
+	charged_from(rt, cur, own);
+	if (cur + own > mc->high)
 		memcg_kick_reclaim(mc);
+	/* Its counters start from nothing, but for the gauges it inherits. */
+	stat = &mc->stat[m];
+	atomic_store(&stat->ev[USWAP_MAX_BYTES],
+		     atomic_load(&rt->stat->ev[USWAP_MAX_BYTES]));
+	atomic_store(&stat->ev[USWAP_MANAGED_BYTES],
+		     atomic_load(&rt->stat->ev[USWAP_MANAGED_BYTES]));
+	if (rt->zswap)
+		zswap_counters_fork(rt->zswap, stat->zswap);
 	while (nodes) {
 		int n = __builtin_ctzll(nodes);
 		uint64_t d = atomic_load(&mc->member[rt->member].demoted[n]);
@@ -724,10 +852,18 @@ int memcg_fork_prepare(struct uswap_runtime *rt)
 	return m;
 }
 
-/* In the child: become member `child`. */
-void memcg_fork_child(struct uswap_runtime *rt, unsigned child)
+/*
+ * In the child: become member `child`; or, with child < 0 (there was no
+ * entry for it), count in the runtime's own block, not in the parent's.
+ */
+void memcg_fork_child(struct uswap_runtime *rt, int child)
 {
-	member_enter(rt, child);
+	if (child < 0) {
+		stat_clear(&rt->stat_own);
+		stat_detach(rt);
+		return;
+	}
+	member_enter(rt, (unsigned)child);
 }
 
 /* In the parent, once the child is past memcg_fork_child (or fork failed). */
@@ -736,13 +872,18 @@ bool memcg_fork_failed(struct uswap_runtime *rt, unsigned child)
 	return atomic_load(&rt->memcg->member[child].state) == MEMBER_FORKING;
 }
 
-/* Drop member m's remaining charges and free its entry. */
-void memcg_member_release(struct uswap_runtime *rt, unsigned m)
+/*
+ * Drop member m's remaining charges and free its entry.  Its counters go
+ * into the tree's reaped totals unless its process wrote them out
+ * (reported); `process`: its process ended without a word (not an exec,
+ * not a runtime given up by a process that goes on), and counts as one.
+ */
+static void member_release(struct uswap_runtime *rt, unsigned m, bool process)
 {
 	struct memcg *mc = rt->memcg;
 	uint64_t left = atomic_load(&mc->member[m].charged);
-
 	uint64_t nodes = mc->tier_nodes;
+	uint32_t gen, folded;
 
 	if (left)
 		uncharge_member(mc, m, left);
@@ -754,6 +895,17 @@ void memcg_member_release(struct uswap_runtime *rt, unsigned m)
 		if (left)
 			tier_uncharge_member(mc, m, n, left);
 	}
+	if (rt->stat == &mc->stat[m])
+		stat_detach(rt);
+	/* Once per occupancy, as a reaper that died half-way is taken over. */
+	gen = atomic_load(&mc->member[m].gen);
+	folded = atomic_load(&mc->folded_gen[m]);
+	if (!atomic_load(&mc->member[m].reported) && folded != gen &&
+	    atomic_compare_exchange_strong(&mc->folded_gen[m], &folded, gen)) {
+		vmstat_fold(&mc->stat[m], &mc->reaped);
+		if (process && atomic_load(&mc->member[m].pid))
+			atomic_fetch_add(&mc->reaped.processes, 1);
+	}
 	atomic_fetch_sub(&mc->nr_live, 1);
 	atomic_store(&mc->member[m].pid, 0);
 	atomic_store(&mc->member[m].reaper, 0);
@@ -761,6 +913,17 @@ void memcg_member_release(struct uswap_runtime *rt, unsigned m)
 	atomic_store(&mc->member[m].state, MEMBER_FREE);
 	share_clamp(mc);	/* what it mapped last went with it */
 	memcg_wake_all(mc);
+}
+
+void memcg_member_release(struct uswap_runtime *rt, unsigned m)
+{
+	member_release(rt, m, false);
+}
+
+/* This process wrote its counters out: the reaper must not count them. */
+void memcg_set_reported(struct uswap_runtime *rt)
+{
+	atomic_store(&rt->memcg->member[rt->member].reported, true);
 }
 
 /*
@@ -921,11 +1084,11 @@ static bool reap_claim(struct memcg *mc, unsigned m, unsigned st,
  * the same devices; one that does not leaves the member to them, unless
  * none is left (the devices went with the last of them).
  */
-void memcg_reap_gone(struct uswap_runtime *rt,
-		     void (*reap)(struct uswap_runtime *, unsigned))
+static void reap_gone(struct uswap_runtime *rt,
+		      void (*reap)(struct uswap_runtime *, unsigned), bool now)
 {
 	struct memcg *mc = rt->memcg;
-	bool checker = check_turn(mc);
+	bool checker = now || check_turn(mc);
 	unsigned m;
 
 	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
@@ -954,6 +1117,22 @@ void memcg_reap_gone(struct uswap_runtime *rt,
 			continue;
 		if (mine)
 			reap(rt, m);
-		memcg_member_release(rt, m);
+		member_release(rt, m, st != MEMBER_EXECED);
 	}
+}
+
+void memcg_reap_gone(struct uswap_runtime *rt,
+		     void (*reap)(struct uswap_runtime *, unsigned))
+{
+	reap_gone(rt, reap, false);
+}
+
+/*
+ * Reap now, checking every member (this process is about to write its
+ * final counters, with the tree's reaped ones: the children it waited
+ * for must be in them).
+ */
+void memcg_reap_now(struct uswap_runtime *rt)
+{
+	reap_gone(rt, swap_reap_member, true);
 }

@@ -75,7 +75,23 @@ struct fault_thread {
 	uint32_t ra_flags[RA_MAX_FOLIOS];
 	swp_entry_t entries[MAX_FOLIO_PAGES];
 	int last_tid, last_cpu;		/* the last fault served: follow() */
+	bool own_buf;			/* buf is its own (a spare's) */
+
+	/* What it does, for the watchdog to see (watchdog.c). */
+	_Atomic uint64_t busy_since;	/* serving a fault since (us); 0: not */
+	_Atomic uint64_t served;	/* faults served */
+	_Atomic uintptr_t fault_addr;	/* the fault being served */
+	_Atomic uint64_t fault_flags;
+	_Atomic bool waiting;		/* for room at max (memcg_charge) */
+	_Atomic bool ended;		/* its thread returned ... */
+	_Atomic int end_err;		/* ... because a read failed so */
+	/* A fault to serve before reading (given by the watchdog). */
+	struct uffd_msg first;
+	bool has_first;
 };
+
+/* The fault thread that runs on this thread, if one does. */
+static __thread struct fault_thread *self __attribute__((tls_model("initial-exec")));
 
 static void fault_done(struct uswap_runtime *rt, uint64_t t0)
 {
@@ -653,14 +669,12 @@ static void follow(struct fault_thread *ft, int tid)
 		count_event(ft->rt, USWAP_FAULT_THREAD_MOVES, 1);
 }
 
-static void handle_msg(struct fault_thread *ft, const struct uffd_msg *msg)
+static void handle_msg(struct fault_thread *ft, const struct uffd_msg *msg,
+		       uint64_t t0)
 {
-	uint64_t t0 = prim_now_us();
 	uint64_t flags = msg->arg.pagefault.flags;
 	uintptr_t addr = (uintptr_t)msg->arg.pagefault.address & PAGE_MASK;
 
-	if (msg->event != UFFD_EVENT_PAGEFAULT)
-		return;
 	count_event(ft->rt, USWAP_PGFAULT, 1);
 	if (flags & UFFD_PAGEFAULT_FLAG_WP)
 		fault_wp(ft, addr);
@@ -672,7 +686,10 @@ static void handle_msg(struct fault_thread *ft, const struct uffd_msg *msg)
 		follow(ft, (int)msg->arg.pagefault.feat.ptid);
 }
 
-/* A fault thread's state, in internal memory: buf is one folio. */
+/*
+ * A fault thread's state, in internal memory: buf is one folio, or NULL
+ * for a buffer of its own.
+ */
 struct fault_thread *fault_thread_alloc(struct uswap_runtime *rt, void *buf)
 {
 	struct fault_thread *ft = prim_alloc(sizeof(*ft));
@@ -681,23 +698,32 @@ struct fault_thread *fault_thread_alloc(struct uswap_runtime *rt, void *buf)
 		return NULL;
 	ft->rt = rt;
 	ft->buf = buf;
+	if (!buf) {
+		ft->buf = prim_alloc((size_t)1 << rt->folio_shift);
+		ft->own_buf = true;
+		if (!ft->buf)
+			goto err_free_ft;
+	}
 	ft->io = swap_io_create(4);
 	ft->ra_buf = prim_alloc((size_t)RA_MAX_PAGES << PAGE_SHIFT);
-	if (!ft->ra_buf) {
-		swap_io_destroy(ft->io);
-		prim_free(ft, sizeof(*ft));
-		return NULL;
-	}
+	if (!ft->ra_buf)
+		goto err_free_io;
 	if (rt->zswap) {
 		ft->zc = zswap_ctx_create(rt->zswap);
-		if (!ft->zc) {
-			swap_io_destroy(ft->io);
-			prim_free(ft->ra_buf, (size_t)RA_MAX_PAGES << PAGE_SHIFT);
-			prim_free(ft, sizeof(*ft));
-			return NULL;
-		}
+		if (!ft->zc)
+			goto err_free_ra;
 	}
 	return ft;
+
+err_free_ra:
+	prim_free(ft->ra_buf, (size_t)RA_MAX_PAGES << PAGE_SHIFT);
+err_free_io:
+	swap_io_destroy(ft->io);
+	if (ft->own_buf)
+		prim_free(ft->buf, (size_t)1 << rt->folio_shift);
+err_free_ft:
+	prim_free(ft, sizeof(*ft));
+	return NULL;
 }
 
 void fault_thread_free(struct fault_thread *ft)
@@ -706,41 +732,132 @@ void fault_thread_free(struct fault_thread *ft)
 		zswap_ctx_destroy(ft->rt->zswap, ft->zc);
 	swap_io_destroy(ft->io);
 	prim_free(ft->ra_buf, (size_t)RA_MAX_PAGES << PAGE_SHIFT);
+	if (ft->own_buf)
+		prim_free(ft->buf, (size_t)1 << ft->rt->folio_shift);
 	prim_free(ft, sizeof(*ft));
+}
+
+void fault_thread_waits(bool waiting)
+{
+	if (self)
+		atomic_store_explicit(&self->waiting, waiting,
+				      memory_order_relaxed);
+}
+
+void fault_thread_look(struct fault_thread *ft, struct fault_thread_state *st)
+{
+	st->busy_since = atomic_load(&ft->busy_since);
+	st->served = atomic_load(&ft->served);
+	st->addr = atomic_load(&ft->fault_addr);
+	st->flags = atomic_load(&ft->fault_flags);
+	st->waiting = atomic_load(&ft->waiting);
+	st->ended = atomic_load(&ft->ended);
+	st->end_err = atomic_load(&ft->end_err);
+}
+
+void fault_thread_reset(struct fault_thread *ft)
+{
+	atomic_store(&ft->ended, false);
+	atomic_store(&ft->end_err, 0);
+	atomic_store(&ft->busy_since, 0);
+	atomic_store(&ft->waiting, false);
+}
+
+void fault_thread_end(struct fault_thread *ft, int err)
+{
+	atomic_store(&ft->end_err, err);
+	atomic_store(&ft->ended, true);
+}
+
+void fault_thread_give(struct fault_thread *ft, uintptr_t addr, uint64_t flags)
+{
+	memset(&ft->first, 0, sizeof(ft->first));
+	ft->first.event = UFFD_EVENT_PAGEFAULT;
+	ft->first.arg.pagefault.address = addr;
+	ft->first.arg.pagefault.flags = flags;
+	ft->has_first = true;
+}
+
+/* Injected (fault_stall): stop serving, with msg in hand, until the end. */
+static void stall(struct uswap_runtime *rt)
+{
+	struct pollfd pfd = { .fd = rt->wake_pipe[0], .events = POLLIN };
+
+	while (!rt->stopping)
+		poll(&pfd, 1, -1);
+}
+
+/*
+ * Serve one message, in the open: the watchdog sees which fault the
+ * thread serves and since when.
+ */
+static void serve(struct fault_thread *ft, const struct uffd_msg *msg)
+{
+	uint64_t t0;
+
+	if (msg->event != UFFD_EVENT_PAGEFAULT)
+		return;
+	t0 = prim_now_us();
+	atomic_store_explicit(&ft->fault_addr, msg->arg.pagefault.address,
+			      memory_order_relaxed);
+	atomic_store_explicit(&ft->fault_flags, msg->arg.pagefault.flags,
+			      memory_order_relaxed);
+	atomic_store_explicit(&ft->busy_since, t0, memory_order_release);
+	if (prim_inject(INJECT_FAULT_STALL, -1)) {
+		stall(ft->rt);
+		return;
+	}
+	handle_msg(ft, msg, t0);
+	atomic_store_explicit(&ft->busy_since, 0, memory_order_release);
+	atomic_fetch_add_explicit(&ft->served, 1, memory_order_relaxed);
 }
 
 /*
  * The fault thread: read one message, resolve it.  One at a time: a thread
  * may wait in memcg_charge() for reclaim, and a message it had read ahead
  * would wait with it, although another thread could serve it (it may be
- * the very fault reclaim waits for).
+ * the very fault reclaim waits for).  A read that fails ends the thread
+ * (the watchdog starts another); a userfaultfd that is gone ends the
+ * process (watchdog_check_uffd).
  */
 void *fault_thread_main(void *arg)
 {
 	struct fault_thread *ft = arg;
 	struct uswap_runtime *rt = ft->rt;
-	struct uffd_msg msgs[1];	/* one at a time: see below */
+	struct uffd_msg msgs[1];	/* one at a time: see above */
 	struct pollfd pfd[2];
+	ssize_t err = 0;
 
+	self = ft;
 	pfd[0].fd = rt->uffd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = rt->wake_pipe[0];
 	pfd[1].events = POLLIN;
+	if (ft->has_first) {
+		ft->has_first = false;
+		serve(ft, &ft->first);
+	}
 	while (!rt->stopping) {
-		ssize_t n = read(rt->uffd, msgs, sizeof(msgs));
+		ssize_t n = prim_uffd_read(rt->uffd, msgs, sizeof(msgs));
 		ssize_t k;
 
-		if (n < 0) {
-			if (errno == EAGAIN || errno == EINTR) {
-				poll(pfd, 2, -1);
-				continue;
-			}
-			uswap_log("reading userfaultfd failed: %s; fault thread stops",
-				  strerror(errno));
+		if (n == -EAGAIN || n == -EINTR) {
+			poll(pfd, 2, -1);
+			continue;
+		}
+		if (n <= 0) {
+			err = n ? n : -ENODATA;	/* 0: not a userfaultfd */
 			break;
 		}
 		for (k = 0; k < n / (ssize_t)sizeof(msgs[0]); k++)
-			handle_msg(ft, &msgs[k]);
+			serve(ft, &msgs[k]);
 	}
+	if (err && !rt->stopping) {
+		uswap_log_once(&rt->logged_read,
+			       "reading userfaultfd failed: %s; the fault thread ends",
+			       strerror((int)-err));
+		watchdog_check_uffd(rt);
+	}
+	fault_thread_end(ft, (int)err);
 	return NULL;
 }

@@ -267,6 +267,16 @@ int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
 	return ret;
 }
 
+ssize_t prim_uffd_read(int uffd, void *msgs, size_t len)
+{
+	ssize_t n;
+
+	if (prim_inject(INJECT_UFFD_READ_EIO, -1))
+		return -EIO;
+	n = read(uffd, msgs, len);
+	return n < 0 ? -errno : n;
+}
+
 int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect, bool wake)
 {
 	struct uffdio_writeprotect w = {
@@ -586,6 +596,11 @@ uint64_t prim_now_us(void)
  *	thread_crash=N		a thread of uswap about to install a folio
  *				(UFFDIO_COPY) stores to address 8: SIGSEGV
  *	thread_abort=N		the same thread calls abort(): SIGABRT
+ *	uffd_read_eio=N		a fault thread's read of the userfaultfd fails
+ *				with EIO (the message stays queued)
+ *	fault_stall=N		a fault thread stops serving with the message
+ *				it has just read, as if stuck, until the
+ *				runtime stops
  *
  * DEV is a device index, in the order the devices were given (--swap,
  * then the swaptab); a call on another device does not count.  N picks
@@ -593,7 +608,8 @@ uint64_t prim_now_us(void)
  * DEV alone is DEV:1.  A call is one transfer (a short one's resubmission
  * is another), one fallocate, one ioctl, one prim_mmap (the program's
  * mappings, and the runtime's few tables made after its devices; the
- * internal memory of prim_alloc is never counted), one compressed unit.
+ * internal memory of prim_alloc is never counted), one compressed unit,
+ * one read of the userfaultfd (an empty one too), one message read.
  * USWAP_INJECT_WRITE_EIO=DEV, the older spelling, is write_eio=DEV.
  */
 static const struct inject_kind {
@@ -613,6 +629,8 @@ static const struct inject_kind {
 	[INJECT_COMPRESS_FAIL]	= { "compress_fail",	false,	1 },
 	[INJECT_THREAD_CRASH]	= { "thread_crash",	false,	1 },
 	[INJECT_THREAD_ABORT]	= { "thread_abort",	false,	1 },
+	[INJECT_UFFD_READ_EIO]	= { "uffd_read_eio",	false,	1 },
+	[INJECT_FAULT_STALL]	= { "fault_stall",	false,	1 },
 };
 
 /* Written by prim_inject_init() while disarmed, read by the hooks. */
@@ -670,7 +688,7 @@ static bool inject_item(const char *item, size_t len, const int *dev_fds,
 		    !memcmp(item, inject_kinds[f].name, (size_t)(eq - item)))
 			break;
 	if (!eq || f == NR_INJECT) {
-		uswap_log("USWAP_INJECT: \"%.*s\" is not a fault (expected write_eio, read_eio, short_write, short_read, enospc, corrupt, mmap_enomem, uffd_eagain, uffd_eexist, compress_fail, thread_crash or thread_abort, then =VALUE)",
+		uswap_log("USWAP_INJECT: \"%.*s\" is not a fault (expected write_eio, read_eio, short_write, short_read, enospc, corrupt, mmap_enomem, uffd_eagain, uffd_eexist, compress_fail, thread_crash, thread_abort, uffd_read_eio or fault_stall, then =VALUE)",
 			  (int)len, item);
 		return false;
 	}

@@ -417,7 +417,7 @@ int region_cut(struct uswap_runtime *rt, struct region *r, uintptr_t start,
 		err = table_insert(rt, head);
 	if (!err && tail)
 		err = table_insert(rt, tail);
-	atomic_fetch_sub(&rt->stat.ev[USWAP_MANAGED_BYTES], end - start);
+	atomic_fetch_sub(&rt->stat->ev[USWAP_MANAGED_BYTES], end - start);
 	region_put(r);
 	return err;
 }
@@ -541,7 +541,7 @@ int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,
 	count_event(rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
 	table_remove(rt, r);
 	err = table_insert(rt, n);
-	atomic_fetch_add(&rt->stat.ev[USWAP_MANAGED_BYTES],
+	atomic_fetch_add(&rt->stat->ev[USWAP_MANAGED_BYTES],
 			 new_len - (r->end - r->start));
 	region_put(r);
 	return err;

@@ -202,6 +202,7 @@ static void child_forget_workers(struct uswap_runtime *rt)
 	reclaimer_free(rt->reclaimer, false);
 	rt->reclaimer = NULL;
 	rt->reclaim_started = false;
+	rt->watchdog_started = false;
 }
 
 /*
@@ -282,7 +283,6 @@ static int child_restart(struct uswap_runtime *rt)
 			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	pthread_rwlock_init(&rt->op_lock, &attr);
 	pthread_rwlockattr_destroy(&attr);
-	memset(&rt->stat, 0, sizeof(rt->stat));
 	memset(rt->swapstat, 0, sizeof(rt->swapstat));
 	if (rt->zswap) {
 		err = zswap_fork_child(rt->zswap);
@@ -325,8 +325,8 @@ static void fork_child(void)
 	memcg_fork_unlock(true);
 	thread_cpu_fork_child();
 	for (i = 0; i < MAX_RUNTIMES; i++)
-		if (runtimes[i] && !runtimes[i]->defunct && fork_member[i] >= 0)
-			memcg_fork_child(runtimes[i], (unsigned)fork_member[i]);
+		if (runtimes[i] && !runtimes[i]->defunct)
+			memcg_fork_child(runtimes[i], fork_member[i]);
 	/* The parent may go on: every member is ours now. */
 	if (fork_pipe[1] >= 0)
 		close(fork_pipe[1]);
@@ -439,6 +439,7 @@ static void stop_threads(struct uswap_runtime *rt)
 	rt->stopping = true;
 	(void)!write(rt->wake_pipe[1], "x", 1);
 	memcg_wake_all(rt->memcg);
+	watchdog_stop(rt);	/* before it starts a fault thread again */
 	for (i = 0; i < rt->nr_fault_threads; i++) {
 		pthread_join(rt->fault_tids[i], NULL);
 		fault_thread_free(rt->fault_threads[i]);
@@ -472,6 +473,9 @@ static int start_workers(struct uswap_runtime *rt)
 		}
 		rt->nr_fault_threads++;
 	}
+	err = watchdog_start(rt);
+	if (err)
+		return err;
 	rt->reclaimer = reclaimer_alloc(rt);
 	if (!rt->reclaimer)
 		return -ENOMEM;
@@ -509,6 +513,7 @@ static int zswap_start(struct uswap_runtime *rt)
 		.account = rt->opt.flags & USWAP_OPT_ZSWAP_NO_CHARGE ?
 			   NULL : memcg_account_pool,
 		.account_arg = rt,
+		.counters = rt->stat->zswap,	/* the member's: they outlive us */
 	};
 	struct swap_info *devs[SWAP_MAX_TYPES];
 	char why[160];
@@ -634,7 +639,7 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	err = runtime_list_add(rt);
 	if (err)
 		goto err_threads;
-	atomic_store(&rt->stat.ev[USWAP_MAX_BYTES], rt->opt.max);
+	atomic_store(&rt->stat->ev[USWAP_MAX_BYTES], rt->opt.max);
 	*rtp = rt;
 	return 0;
 

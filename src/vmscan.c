@@ -514,7 +514,11 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 		rc->in_flight = memcg_own_pages(rt) >
 				atomic_load(&rt->pool_pages);
 		pthread_rwlock_unlock(&rt->op_lock);
-		return 0;
+		/* Else all this process holds is in the pool: writing some
+		   back makes room (the pool's own thread may not run yet). */
+		if (rc->in_flight || !rt->zswap || !rc->zc)
+			return 0;
+		return zswap_shrink(rt->zswap, rc->zc, BATCH_PAGES);
 	}
 	region_get(r);
 	nv = isolate_batch(rc, r, &na);

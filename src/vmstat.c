@@ -13,83 +13,97 @@
 #include "internal.h"
 #include "swap_io.h"
 
-static const char *const counter_names[USWAP_NR_COUNTERS] = {
-	[USWAP_PGFAULT] = "pgfault",
-	[USWAP_PGMAJFAULT] = "pgmajfault",
-	[USWAP_PSWPIN] = "pswpin",
-	[USWAP_PSWPOUT] = "pswpout",
-	[USWAP_PGSCAN] = "pgscan",
-	[USWAP_PGSTEAL] = "pgsteal",
-	[USWAP_PGACTIVATE] = "pgactivate",
-	[USWAP_PGDEACTIVATE] = "pgdeactivate",
-	[USWAP_WORKINGSET_REFAULT] = "workingset_refault_anon",
-	[USWAP_WORKINGSET_ACTIVATE] = "workingset_activate_anon",
-	[USWAP_WORKINGSET_RESTORE] = "workingset_restore_anon",
-	[USWAP_ZERO_FILL] = "zero_fill",
-	[USWAP_WP_FAULT] = "wp_fault",
-	[USWAP_EVICT_ABORT] = "evict_abort",
-	[USWAP_CLEAN_DROP] = "clean_drop",
-	[USWAP_SWAP_FULL] = "swap_full",
-	[USWAP_SWAP_IO_ERROR] = "swap_io_error",
-	[USWAP_RECLAIM_STALL] = "reclaim_stall",
-	[USWAP_RECLAIM_STALL_US] = "reclaim_stall_us",
-	[USWAP_MAX_OVERRUN] = "max_overrun",
-	[USWAP_FORK_MATERIALIZED] = "fork_materialized",
-	[USWAP_RESIDENT_BYTES] = "resident_bytes",
-	[USWAP_RESIDENT_PEAK] = "resident_peak",
-	[USWAP_SWAP_USED_BYTES] = "swap_used_bytes",
-	[USWAP_MAX_BYTES] = "max_bytes",
-	[USWAP_HIGH_BYTES] = "high_bytes",
-	[USWAP_MANAGED_BYTES] = "managed_bytes",
-	[USWAP_METADATA_BYTES] = "metadata_bytes",
-	[USWAP_SWAP_CORRUPT] = "swap_corrupt",
-	[USWAP_ZSWPIN] = "zswpin",
-	[USWAP_ZSWPOUT] = "zswpout",
-	[USWAP_ZSWPWB] = "zswpwb",
-	[USWAP_ZSWAP_POOL_TOTAL_SIZE] = "zswap_pool_total_size",
-	[USWAP_ZSWAP_STORED_PAGES] = "zswap_stored_pages",
-	[USWAP_ZSWAP_SAME_FILLED_PAGES] = "zswap_same_filled_pages",
-	[USWAP_ZSWAP_STORED_INCOMPRESSIBLE_PAGES] = "zswap_stored_incompressible_pages",
-	[USWAP_ZSWAP_COMPRESSED_BYTES] = "zswap_compressed_bytes",
-	[USWAP_ZSWAP_REJECT_COMPRESS_POOR] = "zswap_reject_compress_poor",
-	[USWAP_ZSWAP_REJECT_COMPRESS_FAIL] = "zswap_reject_compress_fail",
-	[USWAP_ZSWAP_REJECT_ALLOC_FAIL] = "zswap_reject_alloc_fail",
-	[USWAP_ZSWAP_REJECT_POOL_LIMIT] = "zswap_reject_pool_limit",
-	[USWAP_ZSWAP_POOL_LIMIT_HIT] = "zswap_pool_limit_hit",
-	[USWAP_ZSWAP_DECOMPRESS_FAIL] = "zswap_decompress_fail",
-	[USWAP_ZSWAP_WRITEBACK_FAIL] = "zswap_writeback_fail",
-	[USWAP_MTHP_16KB_ZSWPOUT] = "mthp_16kB_zswpout",
-	[USWAP_MTHP_64KB_ZSWPOUT] = "mthp_64kB_zswpout",
-	[USWAP_MTHP_2048KB_ZSWPOUT] = "mthp_2048kB_zswpout",
-	[USWAP_THP_SWPOUT] = "thp_swpout",
-	[USWAP_THP_SWPOUT_FALLBACK] = "thp_swpout_fallback",
-	[USWAP_MTHP_16KB_SWPOUT] = "mthp_16kB_swpout",
-	[USWAP_MTHP_16KB_SWPOUT_FALLBACK] = "mthp_16kB_swpout_fallback",
-	[USWAP_MTHP_64KB_SWPOUT] = "mthp_64kB_swpout",
-	[USWAP_MTHP_64KB_SWPOUT_FALLBACK] = "mthp_64kB_swpout_fallback",
-	[USWAP_SWAP_RA] = "swap_ra",
-	[USWAP_SWAP_RA_HIT] = "swap_ra_hit",
-	[USWAP_PGDEMOTE_KSWAPD] = "pgdemote_kswapd",
-	[USWAP_PGDEMOTE_DIRECT] = "pgdemote_direct",
-	[USWAP_PGDEMOTE_FAIL] = "pgdemote_fail",
-	[USWAP_PGPROMOTE_SUCCESS] = "pgpromote_success",
-	[USWAP_PGPROMOTE_CANDIDATE] = "pgpromote_candidate",
-	[USWAP_DEMOTED_BYTES] = "demoted_bytes",
-	[USWAP_UFFD_EAGAIN] = "uffd_eagain",
-	[USWAP_UFFD_EEXIST] = "uffd_eexist",
-	[USWAP_SWAP_IO_SHORT] = "swap_io_short",
-	[USWAP_SWAP_ENCRYPT] = "swap_encrypt",
-	[USWAP_ZSWAP_WRITEBACK_SHARED] = "zswap_writeback_shared",
-	[USWAP_FAULT_THREAD_MOVES] = "fault_thread_moves",
-	[USWAP_FORK_SHARED_BYTES] = "fork_shared_bytes",
-	[USWAP_HOLD_PAGES] = "hold_pages",
-	[USWAP_HOLD_OVERRUN] = "hold_overrun",
-	[USWAP_ANON_UNMANAGED_BYTES] = "anon_unmanaged_bytes",
+/*
+ * Every counter's name, and whether it is a gauge (a level or a limit,
+ * read as it is now) rather than an event count (which only grows, and
+ * sums over processes).
+ */
+static const struct counter_def {
+	const char *name;
+	bool gauge;
+} counters[USWAP_NR_COUNTERS] = {
+	[USWAP_PGFAULT] = { .name = "pgfault" },
+	[USWAP_PGMAJFAULT] = { .name = "pgmajfault" },
+	[USWAP_PSWPIN] = { .name = "pswpin" },
+	[USWAP_PSWPOUT] = { .name = "pswpout" },
+	[USWAP_PGSCAN] = { .name = "pgscan" },
+	[USWAP_PGSTEAL] = { .name = "pgsteal" },
+	[USWAP_PGACTIVATE] = { .name = "pgactivate" },
+	[USWAP_PGDEACTIVATE] = { .name = "pgdeactivate" },
+	[USWAP_WORKINGSET_REFAULT] = { .name = "workingset_refault_anon" },
+	[USWAP_WORKINGSET_ACTIVATE] = { .name = "workingset_activate_anon" },
+	[USWAP_WORKINGSET_RESTORE] = { .name = "workingset_restore_anon" },
+	[USWAP_ZERO_FILL] = { .name = "zero_fill" },
+	[USWAP_WP_FAULT] = { .name = "wp_fault" },
+	[USWAP_EVICT_ABORT] = { .name = "evict_abort" },
+	[USWAP_CLEAN_DROP] = { .name = "clean_drop" },
+	[USWAP_SWAP_FULL] = { .name = "swap_full" },
+	[USWAP_SWAP_IO_ERROR] = { .name = "swap_io_error" },
+	[USWAP_RECLAIM_STALL] = { .name = "reclaim_stall" },
+	[USWAP_RECLAIM_STALL_US] = { .name = "reclaim_stall_us" },
+	[USWAP_MAX_OVERRUN] = { .name = "max_overrun" },
+	[USWAP_FORK_MATERIALIZED] = { .name = "fork_materialized" },
+	[USWAP_RESIDENT_BYTES] = { .name = "resident_bytes", .gauge = true },
+	[USWAP_RESIDENT_PEAK] = { .name = "resident_peak", .gauge = true },
+	[USWAP_SWAP_USED_BYTES] = { .name = "swap_used_bytes", .gauge = true },
+	[USWAP_MAX_BYTES] = { .name = "max_bytes", .gauge = true },
+	[USWAP_HIGH_BYTES] = { .name = "high_bytes", .gauge = true },
+	[USWAP_MANAGED_BYTES] = { .name = "managed_bytes", .gauge = true },
+	[USWAP_METADATA_BYTES] = { .name = "metadata_bytes", .gauge = true },
+	[USWAP_SWAP_CORRUPT] = { .name = "swap_corrupt" },
+	[USWAP_ZSWPIN] = { .name = "zswpin" },
+	[USWAP_ZSWPOUT] = { .name = "zswpout" },
+	[USWAP_ZSWPWB] = { .name = "zswpwb" },
+	[USWAP_ZSWAP_POOL_TOTAL_SIZE] = { .name = "zswap_pool_total_size", .gauge = true },
+	[USWAP_ZSWAP_STORED_PAGES] = { .name = "zswap_stored_pages", .gauge = true },
+	[USWAP_ZSWAP_SAME_FILLED_PAGES] = { .name = "zswap_same_filled_pages", .gauge = true },
+	[USWAP_ZSWAP_STORED_INCOMPRESSIBLE_PAGES] = { .name = "zswap_stored_incompressible_pages", .gauge = true },
+	[USWAP_ZSWAP_COMPRESSED_BYTES] = { .name = "zswap_compressed_bytes", .gauge = true },
+	[USWAP_ZSWAP_REJECT_COMPRESS_POOR] = { .name = "zswap_reject_compress_poor" },
+	[USWAP_ZSWAP_REJECT_COMPRESS_FAIL] = { .name = "zswap_reject_compress_fail" },
+	[USWAP_ZSWAP_REJECT_ALLOC_FAIL] = { .name = "zswap_reject_alloc_fail" },
+	[USWAP_ZSWAP_REJECT_POOL_LIMIT] = { .name = "zswap_reject_pool_limit" },
+	[USWAP_ZSWAP_POOL_LIMIT_HIT] = { .name = "zswap_pool_limit_hit" },
+	[USWAP_ZSWAP_DECOMPRESS_FAIL] = { .name = "zswap_decompress_fail" },
+	[USWAP_ZSWAP_WRITEBACK_FAIL] = { .name = "zswap_writeback_fail" },
+	[USWAP_MTHP_16KB_ZSWPOUT] = { .name = "mthp_16kB_zswpout" },
+	[USWAP_MTHP_64KB_ZSWPOUT] = { .name = "mthp_64kB_zswpout" },
+	[USWAP_MTHP_2048KB_ZSWPOUT] = { .name = "mthp_2048kB_zswpout" },
+	[USWAP_THP_SWPOUT] = { .name = "thp_swpout" },
+	[USWAP_THP_SWPOUT_FALLBACK] = { .name = "thp_swpout_fallback" },
+	[USWAP_MTHP_16KB_SWPOUT] = { .name = "mthp_16kB_swpout" },
+	[USWAP_MTHP_16KB_SWPOUT_FALLBACK] = { .name = "mthp_16kB_swpout_fallback" },
+	[USWAP_MTHP_64KB_SWPOUT] = { .name = "mthp_64kB_swpout" },
+	[USWAP_MTHP_64KB_SWPOUT_FALLBACK] = { .name = "mthp_64kB_swpout_fallback" },
+	[USWAP_SWAP_RA] = { .name = "swap_ra" },
+	[USWAP_SWAP_RA_HIT] = { .name = "swap_ra_hit" },
+	[USWAP_PGDEMOTE_KSWAPD] = { .name = "pgdemote_kswapd" },
+	[USWAP_PGDEMOTE_DIRECT] = { .name = "pgdemote_direct" },
+	[USWAP_PGDEMOTE_FAIL] = { .name = "pgdemote_fail" },
+	[USWAP_PGPROMOTE_SUCCESS] = { .name = "pgpromote_success" },
+	[USWAP_PGPROMOTE_CANDIDATE] = { .name = "pgpromote_candidate" },
+	[USWAP_DEMOTED_BYTES] = { .name = "demoted_bytes", .gauge = true },
+	[USWAP_UFFD_EAGAIN] = { .name = "uffd_eagain" },
+	[USWAP_UFFD_EEXIST] = { .name = "uffd_eexist" },
+	[USWAP_SWAP_IO_SHORT] = { .name = "swap_io_short" },
+	[USWAP_SWAP_ENCRYPT] = { .name = "swap_encrypt" },
+	[USWAP_ZSWAP_WRITEBACK_SHARED] = { .name = "zswap_writeback_shared" },
+	[USWAP_FAULT_THREAD_MOVES] = { .name = "fault_thread_moves" },
+	[USWAP_FORK_SHARED_BYTES] = { .name = "fork_shared_bytes", .gauge = true },
+	[USWAP_FAULT_THREAD_RESTARTS] = { .name = "fault_thread_restarts" },
+	[USWAP_HOLD_PAGES] = { .name = "hold_pages" },
+	[USWAP_HOLD_OVERRUN] = { .name = "hold_overrun" },
+	[USWAP_ANON_UNMANAGED_BYTES] = { .name = "anon_unmanaged_bytes", .gauge = true },
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
 {
-	return (unsigned)c < USWAP_NR_COUNTERS ? counter_names[c] : NULL;
+	return (unsigned)c < USWAP_NR_COUNTERS ? counters[c].name : NULL;
+}
+
+bool counter_is_gauge(unsigned c)
+{
+	return c < USWAP_NR_COUNTERS && counters[c].gauge;
 }
 
 void count_latency(struct uswap_runtime *rt, uint64_t us)
@@ -100,34 +114,60 @@ void count_latency(struct uswap_runtime *rt, uint64_t us)
 		us >>= 1;
 		b++;
 	}
-	atomic_fetch_add_explicit(&rt->stat.latency[b], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rt->stat->latency[b], 1, memory_order_relaxed);
 }
 
 /* The pool's counters, under the kernel's names. */
+static void zswap_values(const struct zswap_stats *st, uint64_t *v)
+{
+	v[USWAP_ZSWPIN] = st->zswpin;
+	v[USWAP_ZSWPOUT] = st->zswpout;
+	v[USWAP_ZSWPWB] = st->zswpwb;
+	v[USWAP_ZSWAP_POOL_TOTAL_SIZE] = st->pool_bytes;
+	v[USWAP_ZSWAP_STORED_PAGES] = st->stored_pages;
+	v[USWAP_ZSWAP_SAME_FILLED_PAGES] = st->same_filled_pages;
+	v[USWAP_ZSWAP_STORED_INCOMPRESSIBLE_PAGES] = st->stored_incompressible_pages;
+	v[USWAP_ZSWAP_COMPRESSED_BYTES] = st->compressed_bytes;
+	v[USWAP_ZSWAP_REJECT_COMPRESS_POOR] = st->reject_compress_poor;
+	v[USWAP_ZSWAP_REJECT_COMPRESS_FAIL] = st->reject_compress_fail;
+	v[USWAP_ZSWAP_REJECT_ALLOC_FAIL] = st->reject_alloc_fail;
+	v[USWAP_ZSWAP_REJECT_POOL_LIMIT] = st->reject_pool_limit;
+	v[USWAP_ZSWAP_POOL_LIMIT_HIT] = st->pool_limit_hit;
+	v[USWAP_ZSWAP_DECOMPRESS_FAIL] = st->decompress_fail;
+	v[USWAP_ZSWAP_WRITEBACK_FAIL] = st->written_back_fail;
+	v[USWAP_ZSWAP_WRITEBACK_SHARED] = st->written_back_shared;
+	v[USWAP_MTHP_16KB_ZSWPOUT] = st->mthp_zswpout[0];
+	v[USWAP_MTHP_64KB_ZSWPOUT] = st->mthp_zswpout[1];
+	v[USWAP_MTHP_2048KB_ZSWPOUT] = st->mthp_zswpout[2];
+}
+
 static void read_zswap(struct uswap_runtime *rt, uint64_t *v)
 {
 	struct zswap_stats st;
 
 	zswap_get_stats(rt->zswap, &st);
-	v[USWAP_ZSWPIN] = st.zswpin;
-	v[USWAP_ZSWPOUT] = st.zswpout;
-	v[USWAP_ZSWPWB] = st.zswpwb;
-	v[USWAP_ZSWAP_POOL_TOTAL_SIZE] = st.pool_bytes;
-	v[USWAP_ZSWAP_STORED_PAGES] = st.stored_pages;
-	v[USWAP_ZSWAP_SAME_FILLED_PAGES] = st.same_filled_pages;
-	v[USWAP_ZSWAP_STORED_INCOMPRESSIBLE_PAGES] = st.stored_incompressible_pages;
-	v[USWAP_ZSWAP_COMPRESSED_BYTES] = st.compressed_bytes;
-	v[USWAP_ZSWAP_REJECT_COMPRESS_POOR] = st.reject_compress_poor;
-	v[USWAP_ZSWAP_REJECT_COMPRESS_FAIL] = st.reject_compress_fail;
-	v[USWAP_ZSWAP_REJECT_ALLOC_FAIL] = st.reject_alloc_fail;
-	v[USWAP_ZSWAP_REJECT_POOL_LIMIT] = st.reject_pool_limit;
-	v[USWAP_ZSWAP_POOL_LIMIT_HIT] = st.pool_limit_hit;
-	v[USWAP_ZSWAP_DECOMPRESS_FAIL] = st.decompress_fail;
-	v[USWAP_ZSWAP_WRITEBACK_FAIL] = st.written_back_fail;
-	v[USWAP_ZSWAP_WRITEBACK_SHARED] = st.written_back_shared;
-	v[USWAP_MTHP_16KB_ZSWPOUT] = st.mthp_zswpout[0];
-	v[USWAP_MTHP_64KB_ZSWPOUT] = st.mthp_zswpout[1];
-	v[USWAP_MTHP_2048KB_ZSWPOUT] = st.mthp_zswpout[2];
+	zswap_values(&st, v);
+}
+
+/*
+ * A process is gone (memcontrol.c releases its member): its events join
+ * the tree's reaped totals; its gauges went with it.
+ */
+void vmstat_fold(struct vmstat *from, struct vmstat_reaped *into)
+{
+	uint64_t v[USWAP_NR_COUNTERS];
+	struct zswap_stats st;
+	unsigned i;
+
+	for (i = 0; i < USWAP_NR_COUNTERS; i++)
+		v[i] = atomic_load(&from->ev[i]);
+	zswap_counters_stats(from->zswap, &st);
+	zswap_values(&st, v);
+	for (i = 0; i < USWAP_NR_COUNTERS; i++)
+		if (!counters[i].gauge && v[i])
+			atomic_fetch_add(&into->ev[i], v[i]);
+	for (i = 0; i < USWAP_LATENCY_BUCKETS; i++)
+		atomic_fetch_add(&into->latency[i], atomic_load(&from->latency[i]));
 }
 
 /* This process's pages on node, not counting a move still in flight. */
@@ -146,7 +186,7 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 	if (!rt || !values)
 		return -EINVAL;
 	for (i = 0; i < n && i < USWAP_NR_COUNTERS; i++)
-		values[i] = atomic_load(&rt->stat.ev[i]);
+		values[i] = atomic_load(&rt->stat->ev[i]);
 	if (n > USWAP_RESIDENT_BYTES)
 		values[USWAP_RESIDENT_BYTES] =
 			(memcg_own_pages(rt) -
@@ -206,7 +246,7 @@ EXPORT int uswap_stats_latency(struct uswap_runtime *rt,
 	if (!rt)
 		return -EINVAL;
 	for (i = 0; i < USWAP_LATENCY_BUCKETS; i++)
-		hist[i] = atomic_load(&rt->stat.latency[i]);
+		hist[i] = atomic_load(&rt->stat->latency[i]);
 	return 0;
 }
 
@@ -376,6 +416,55 @@ static void write_tiers(struct out *o, struct uswap_runtime *rt)
 	out_printf(o, "],\n");
 }
 
+/*
+ * The tree's counters of the processes that ended without writing theirs
+ * (memcontrol.c folds them in as it reaps them): the same in every
+ * process's statistics, and growing, so a reader takes the largest of
+ * each (per budget) and adds it once.  "members" names each member entry
+ * whose last occupancy (the "member_gen" of its process's statistics)
+ * was folded in, so that a reader never counts that process twice.
+ */
+static void write_reaped(struct out *o, struct memcg *mc)
+{
+	unsigned i;
+	bool first = true;
+
+	out_printf(o, " \"reaped\": {\"budget\": \"%s\", \"processes\": %llu, "
+		   "\"vmstat\": {", mc->name,
+		   (unsigned long long)atomic_load(&mc->reaped.processes));
+	for (i = 0; i < USWAP_NR_COUNTERS; i++) {
+		uint64_t v = atomic_load(&mc->reaped.ev[i]);
+
+		if (!v || counters[i].gauge)
+			continue;
+		out_printf(o, "%s\"%s\": %llu", first ? "" : ", ",
+			   counters[i].name, (unsigned long long)v);
+		first = false;
+	}
+	out_printf(o, "}, \"fault_latency_us\": {");
+	first = true;
+	for (i = 0; i < USWAP_LATENCY_BUCKETS; i++) {
+		uint64_t v = atomic_load(&mc->reaped.latency[i]);
+
+		if (!v)
+			continue;
+		out_printf(o, "%s\"%llu\": %llu", first ? "" : ", ",
+			   1ull << i, (unsigned long long)v);
+		first = false;
+	}
+	out_printf(o, "}, \"members\": {");
+	first = true;
+	for (i = 0; i < TREE_MAX_MEMBERS; i++) {
+		uint32_t gen = atomic_load(&mc->folded_gen[i]);
+
+		if (!gen)
+			continue;
+		out_printf(o, "%s\"%u\": %u", first ? "" : ", ", i, gen);
+		first = false;
+	}
+	out_printf(o, "}},\n");
+}
+
 EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 {
 	uint64_t v[USWAP_NR_COUNTERS], hist[USWAP_LATENCY_BUCKETS], hwm, rss;
@@ -393,7 +482,7 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 	read_rss(&hwm, &rss);
 	out_printf(o, "{\"vmstat\": {");
 	for (i = 0; i < USWAP_NR_COUNTERS; i++)
-		out_printf(o, "%s\"%s\": %llu", i ? ", " : "", counter_names[i],
+		out_printf(o, "%s\"%s\": %llu", i ? ", " : "", counters[i].name,
 			   (unsigned long long)v[i]);
 	out_printf(o, "},\n \"swaps\": [");
 	for (i = 0; i < rt->nr_swap; i++)
@@ -404,12 +493,14 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 	for (i = 0; i < USWAP_LATENCY_BUCKETS; i++)
 		out_printf(o, "%s\"%llu\": %llu", i ? ", " : "",
 			   1ull << i, (unsigned long long)hist[i]);
-	out_printf(o, "},\n \"process\": {\"pid\": %d, \"rss_peak_kib\": %llu, "
+	out_printf(o, "},\n");
+	write_reaped(o, rt->memcg);
+	out_printf(o, " \"process\": {\"pid\": %d, \"rss_peak_kib\": %llu, "
 		   "\"rss_kib\": %llu, \"folio_size\": %llu, "
 		   "\"uffd_features\": %llu, \"write_protect\": %s, "
 		   "\"zswap\": \"%s\", \"zswap_unit\": \"%s\", "
 		   "\"zswap_incompressible\": \"%s\", \"zswap_charge\": \"%s\", "
-		   "\"budget\": \"%s\", \"member\": %u}}\n",
+		   "\"budget\": \"%s\", \"member\": %u, \"member_gen\": %u}}\n",
 		   (int)getpid(), (unsigned long long)hwm,
 		   (unsigned long long)rss,
 		   (unsigned long long)rt->opt.folio_size,
@@ -420,9 +511,28 @@ EXPORT int uswap_stats_write_json(struct uswap_runtime *rt, int fd)
 		   rt->opt.flags & USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE ?
 		   "store" : "device",
 		   rt->opt.flags & USWAP_OPT_ZSWAP_NO_CHARGE ? "off" : "on",
-		   rt->memcg->name, rt->member);
+		   rt->memcg->name, rt->member,
+		   atomic_load(&rt->memcg->member[rt->member].gen));
 	out_flush(o);
 	err = o->err;
 	prim_free(o, sizeof(*o));
+	return err;
+}
+
+/*
+ * The final statistics of a process: the members of the tree found gone
+ * are reaped first, so that the reaped totals hold the children it waited
+ * for; once written, the reaper does not count this process again.
+ */
+EXPORT int uswap_stats_write_final(struct uswap_runtime *rt, int fd)
+{
+	int err;
+
+	if (!rt || rt->defunct)
+		return -EINVAL;
+	memcg_reap_now(rt);
+	err = uswap_stats_write_json(rt, fd);
+	if (!err)
+		memcg_set_reported(rt);
 	return err;
 }

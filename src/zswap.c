@@ -600,6 +600,7 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 		return -EINVAL;
 	}
 	zs->p = *p;
+	zswap_counters_set(zs, p->counters);
 	zs->nr_si = nr_devs;
 	zs->can_writeback = true;
 	for (k = 0; k < nr_devs; k++) {
@@ -697,30 +698,55 @@ void zswap_destroy(struct zswap *zs)
 	prim_free(zs, sizeof(*zs));
 }
 
+void zswap_counters_stats(const _Atomic uint64_t *ctr, struct zswap_stats *st)
+{
+	*st = (struct zswap_stats){
+		.zswpout = atomic_load(&ctr[ZC_ZSWPOUT]),
+		.zswpin = atomic_load(&ctr[ZC_ZSWPIN]),
+		.zswpwb = atomic_load(&ctr[ZC_ZSWPWB]),
+		.stored_pages = atomic_load(&ctr[ZC_STORED]),
+		.same_filled_pages = atomic_load(&ctr[ZC_SAME]),
+		.stored_incompressible_pages = atomic_load(&ctr[ZC_INCOMP]),
+		.compressed_bytes = atomic_load(&ctr[ZC_CBYTES]),
+		.reject_compress_poor = atomic_load(&ctr[ZC_POOR]),
+		.reject_pool_limit = atomic_load(&ctr[ZC_LIMIT]),
+		.reject_alloc_fail = atomic_load(&ctr[ZC_ALLOC]),
+		.reject_compress_fail = atomic_load(&ctr[ZC_CFAIL]),
+		.decompress_fail = atomic_load(&ctr[ZC_DFAIL]),
+		.written_back_fail = atomic_load(&ctr[ZC_WBFAIL]),
+		.written_back_shared = atomic_load(&ctr[ZC_WBSHARED]),
+		.pool_limit_hit = atomic_load(&ctr[ZC_LIMIT_HIT]),
+		.mthp_zswpout = { atomic_load(&ctr[ZC_MTHP16]),
+				  atomic_load(&ctr[ZC_MTHP64]),
+				  atomic_load(&ctr[ZC_MTHP2M]) },
+	};
+}
+
 void zswap_get_stats(struct zswap *zs, struct zswap_stats *st)
 {
 	struct zs_stats ps;
 
 	zs_get_stats(zs->pool, &ps);
-	*st = (struct zswap_stats){
-		.zswpout = atomic_load(&zs->ctr[ZC_ZSWPOUT]),
-		.zswpin = atomic_load(&zs->ctr[ZC_ZSWPIN]),
-		.zswpwb = atomic_load(&zs->ctr[ZC_ZSWPWB]),
-		.stored_pages = atomic_load(&zs->ctr[ZC_STORED]),
-		.same_filled_pages = atomic_load(&zs->ctr[ZC_SAME]),
-		.stored_incompressible_pages = atomic_load(&zs->ctr[ZC_INCOMP]),
-		.pool_bytes = ps.pool_bytes,
-		.compressed_bytes = atomic_load(&zs->ctr[ZC_CBYTES]),
-		.reject_compress_poor = atomic_load(&zs->ctr[ZC_POOR]),
-		.reject_pool_limit = atomic_load(&zs->ctr[ZC_LIMIT]),
-		.reject_alloc_fail = atomic_load(&zs->ctr[ZC_ALLOC]),
-		.reject_compress_fail = atomic_load(&zs->ctr[ZC_CFAIL]),
-		.decompress_fail = atomic_load(&zs->ctr[ZC_DFAIL]),
-		.written_back_fail = atomic_load(&zs->ctr[ZC_WBFAIL]),
-		.written_back_shared = atomic_load(&zs->ctr[ZC_WBSHARED]),
-		.pool_limit_hit = atomic_load(&zs->ctr[ZC_LIMIT_HIT]),
-		.mthp_zswpout = { atomic_load(&zs->ctr[ZC_MTHP16]),
-				  atomic_load(&zs->ctr[ZC_MTHP64]),
-				  atomic_load(&zs->ctr[ZC_MTHP2M]) },
-	};
+	zswap_counters_stats(zs->ctr, st);
+	st->pool_bytes = ps.pool_bytes;
+}
+
+/* The counters that are gauges of what the pool holds. */
+static const enum zswap_counter gauges[] = {
+	ZC_STORED, ZC_SAME, ZC_INCOMP, ZC_CBYTES,
+};
+
+void zswap_counters_fork(struct zswap *zs, _Atomic uint64_t *child)
+{
+	unsigned k;
+
+	for (k = 0; k < ZC_NR; k++)
+		atomic_store(&child[k], 0);
+	for (k = 0; k < ARRAY_SIZE(gauges); k++)
+		atomic_store(&child[gauges[k]], atomic_load(&zs->ctr[gauges[k]]));
+}
+
+void zswap_counters_set(struct zswap *zs, _Atomic uint64_t *ctr)
+{
+	zs->ctr = ctr ? ctr : zs->ctr_own;
 }

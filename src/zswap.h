@@ -22,6 +22,13 @@
 struct zswap;
 struct zswap_ctx;
 
+/*
+ * Room for the pool's counters (zswap_pool.h's enum zswap_counter), for
+ * an owner that keeps them where they outlive the process
+ * (zswap_params.counters).
+ */
+#define ZSWAP_NR_COUNTERS	24
+
 struct zswap_params {
 	enum comp_alg alg;
 	int level;
@@ -39,6 +46,8 @@ struct zswap_params {
 	/* Give nr slots from e back to their device; NULL: swap_slot_free. */
 	void (*free_slots)(void *arg, swp_entry_t e, uint32_t nr);
 	void *free_arg;
+	/* Where the pool counts (ZSWAP_NR_COUNTERS, zeroed); NULL: its own. */
+	_Atomic uint64_t *counters;
 };
 
 /*
@@ -118,8 +127,23 @@ void zswap_slot_free(struct zswap *zs, swp_entry_t slot, uint32_t nr);
  */
 uint64_t zswap_writeback(struct zswap *zs, struct zswap_ctx *c,
 			 uint64_t target_bytes);
+/*
+ * Write back until the pool holds `pages` fewer pages (under the lock the
+ * writeback thread works under): the reclaimer, when all it holds is in
+ * the pool.  Returns pages written.
+ */
+uint64_t zswap_shrink(struct zswap *zs, struct zswap_ctx *c, uint64_t pages);
 
 void zswap_get_stats(struct zswap *zs, struct zswap_stats *st);
+/*
+ * The counters kept in a block of ZSWAP_NR_COUNTERS (zswap_params.counters)
+ * of a pool that may be gone: pool_bytes is 0.
+ */
+void zswap_counters_stats(const _Atomic uint64_t *ctr, struct zswap_stats *st);
+/* Before fork: the child's block starts with the pool's gauges, no events. */
+void zswap_counters_fork(struct zswap *zs, _Atomic uint64_t *child);
+/* Count in ctr from now on (NULL: the pool's own block). */
+void zswap_counters_set(struct zswap *zs, _Atomic uint64_t *ctr);
 
 /*
  * fork: pause the writeback thread (the only pool user that runs while

@@ -51,6 +51,8 @@ enum zswap_counter {
 	ZC_LIMIT_HIT, ZC_MTHP16, ZC_MTHP64, ZC_MTHP2M, ZC_WBSHARED, ZC_NR
 };
 
+_Static_assert(ZC_NR <= ZSWAP_NR_COUNTERS, "ZSWAP_NR_COUNTERS is too small");
+
 struct zswap_wb_batch;
 
 struct zswap_ctx {
@@ -89,7 +91,8 @@ struct zswap {
 	uint64_t max_pages, accept_pages;
 	_Atomic int64_t pool_pages;
 	_Atomic bool full;
-	_Atomic uint64_t ctr[ZC_NR];
+	_Atomic uint64_t *ctr;		/* ZC_NR counters: p.counters or ctr_own */
+	_Atomic uint64_t ctr_own[ZC_NR];
 
 	/*
 	 * Compression threads: a batch is shared out by job index, claimed

@@ -339,6 +339,18 @@ uint64_t zswap_writeback(struct zswap *zs, struct zswap_ctx *c,
 	return pages;
 }
 
+uint64_t zswap_shrink(struct zswap *zs, struct zswap_ctx *c, uint64_t pages)
+{
+	uint64_t now = (uint64_t)atomic_load(&zs->pool_pages), written;
+
+	if (!now)
+		return 0;
+	pthread_mutex_lock(&zs->wb_mutex);
+	written = zswap_writeback(zs, c, (now - MIN(now, pages)) << PAGE_SHIFT);
+	pthread_mutex_unlock(&zs->wb_mutex);
+	return written;
+}
+
 /* Compact when the pool holds a tenth more than its objects need. */
 static void maybe_compact(struct zswap *zs)
 {

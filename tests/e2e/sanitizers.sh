@@ -3,8 +3,9 @@
 # The stress and remap tests built with AddressSanitizer+UBSan and with
 # ThreadSanitizer (build/asan, build/tsan), with and without the compressed
 # pool, the slot allocator's threads, the page I/O and the pool's writeback
-# unit tests, two fault-injection scenarios, and the fork, fork_share and
-# reap tests;
+# unit tests, two fault-injection scenarios, the watchdog's (fault threads
+# that fail, stop serving, or lose their userfaultfd), and the fork,
+# fork_share, reap and stopped-member tests;
 # any sanitizer report fails.  A child after fork
 # starts threads of its own (its runtime carries on): TSan allows that with
 # die_after_fork=0, but its thread registry then trips over the parent's
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/../.."
 for san in asan tsan; do
 	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
 		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork build/$san/tests/e2e/fork_share build/$san/tests/e2e/reap \
-		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt build/$san/tests/e2e/hold \
+		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt build/$san/tests/e2e/hold build/$san/tests/e2e/watchdog \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
 		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
@@ -41,6 +42,14 @@ for san in asan tsan; do
 	# userfaultfd copy that finds a page mapped already.
 	build/$san/tests/e2e/inject corrupt >/dev/null || { echo "$san: inject corrupt failed"; exit 1; }
 	build/$san/tests/e2e/inject uffd_eexist 16K >/dev/null || { echo "$san: inject uffd_eexist failed"; exit 1; }
+	# The watchdog: fault threads started again, a spare for a stuck one,
+	# and the end (status 123) when the userfaultfd is gone.
+	USWAP_INJECT=uffd_read_eio=300 build/$san/tests/e2e/watchdog serve >/dev/null 2>&1 ||
+		{ echo "$san: watchdog, reads that fail, failed"; exit 1; }
+	USWAP_INJECT=fault_stall=2000 build/$san/tests/e2e/watchdog serve >/dev/null 2>&1 ||
+		{ echo "$san: watchdog, a stuck thread, failed"; exit 1; }
+	build/$san/tests/e2e/watchdog close >/dev/null 2>&1
+	[ $? -eq 123 ] || { echo "$san: watchdog close did not exit 123"; exit 1; }
 	# Encryption at rest: sealed batches and writeback, a tampered slot.
 	build/$san/tests/unit/crypt >/dev/null || { echo "$san: unit crypt failed"; exit 1; }
 	build/$san/tests/e2e/encrypt pool 16K >/dev/null || { echo "$san: encrypt pool failed"; exit 1; }
@@ -50,6 +59,7 @@ for san in asan tsan; do
 		build/$san/tests/e2e/fork_share 16K lz4 >/dev/null || { echo "$san: fork_share failed"; exit 1; }
 		build/$san/tests/e2e/fork_share 4K off >/dev/null || { echo "$san: fork_share 4K failed"; exit 1; }
 		build/$san/tests/e2e/reap >/dev/null || { echo "$san: reap failed"; exit 1; }
+		build/$san/tests/e2e/watchdog stopped >/dev/null || { echo "$san: watchdog stopped failed"; exit 1; }
 		build/$san/tests/e2e/encrypt fork 64K pool >/dev/null || { echo "$san: encrypt fork failed"; exit 1; }
 	fi
 done

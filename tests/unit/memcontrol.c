@@ -7,12 +7,18 @@
  * reaping the new occupant would free the uses of slots it still holds;
  * a gone member and a reaper that died half-way are.
  *
+ * Releasing a member folds its counters into the tree's reaped totals
+ * (member_release): its events, the pool's included, once per occupancy
+ * (a release taken over again adds nothing), never its gauges, and
+ * nothing of a process that wrote its final counters itself.
+ *
  * The test includes memcontrol.c itself to reach the static function.
  */
 #include <sys/mman.h>
 
 #include "testlib.h"
 #include "../../src/memcontrol.c"
+#include "zswap_pool.h"
 
 /* A pid that names no process: past pid_max, which is at most 2^22. */
 #define NO_PID	((1 << 22) + 1)
@@ -35,6 +41,75 @@ static void expect(struct memcg *mc, unsigned m, unsigned st, int reaper,
 		t_fail("%s: state %u reaper %d, expected state %u reaper %d",
 		       what, atomic_load(&mc->member[m].state),
 		       atomic_load(&mc->member[m].reaper), st, reaper);
+}
+
+static void check_fold(struct memcg *mc)
+{
+	struct uswap_runtime *rt = calloc(1, sizeof(*rt));
+	struct vmstat_reaped *r = &mc->reaped;
+
+	if (!rt)
+		t_fail("out of memory");
+	rt->memcg = mc;
+	rt->stat = &rt->stat_own;
+	rt->member = 0;
+
+	/* Member 10: a process gone without a word. */
+	set_member(mc, 10, MEMBER_REAPING, NO_PID, 0);
+	atomic_fetch_add(&mc->nr_live, 1);
+	atomic_store(&mc->stat[10].ev[USWAP_PSWPOUT], 100);
+	atomic_store(&mc->stat[10].ev[USWAP_MAX_OVERRUN], 3);
+	atomic_store(&mc->stat[10].ev[USWAP_MANAGED_BYTES], 1 << 20);
+	atomic_store(&mc->stat[10].latency[2], 5);
+	atomic_store(&mc->stat[10].zswap[ZC_ZSWPOUT], 7);
+	atomic_store(&mc->stat[10].zswap[ZC_STORED], 9);
+	member_release(rt, 10, true);
+	if (atomic_load(&r->ev[USWAP_PSWPOUT]) != 100 ||
+	    atomic_load(&r->ev[USWAP_MAX_OVERRUN]) != 3 ||
+	    atomic_load(&r->ev[USWAP_ZSWPOUT]) != 7 ||
+	    atomic_load(&r->latency[2]) != 5 ||
+	    atomic_load(&r->processes) != 1)
+		t_fail("events not folded: pswpout %llu max_overrun %llu zswpout %llu latency %llu processes %llu",
+		       (unsigned long long)atomic_load(&r->ev[USWAP_PSWPOUT]),
+		       (unsigned long long)atomic_load(&r->ev[USWAP_MAX_OVERRUN]),
+		       (unsigned long long)atomic_load(&r->ev[USWAP_ZSWPOUT]),
+		       (unsigned long long)atomic_load(&r->latency[2]),
+		       (unsigned long long)atomic_load(&r->processes));
+	if (atomic_load(&r->ev[USWAP_MANAGED_BYTES]) ||
+	    atomic_load(&r->ev[USWAP_ZSWAP_STORED_PAGES]))
+		t_fail("gauges folded");
+	if (atomic_load(&mc->folded_gen[10]) != 1)
+		t_fail("the occupancy folded is not named");
+
+	/* The same occupancy released again (a reaper taken over): nothing. */
+	set_member(mc, 10, MEMBER_REAPING, NO_PID, 0);
+	atomic_fetch_add(&mc->nr_live, 1);
+	member_release(rt, 10, true);
+	if (atomic_load(&r->ev[USWAP_PSWPOUT]) != 100 ||
+	    atomic_load(&r->processes) != 1)
+		t_fail("one occupancy folded twice");
+
+	/* A process that wrote its final counters: not folded. */
+	set_member(mc, 11, MEMBER_REAPING, NO_PID, 0);
+	atomic_fetch_add(&mc->nr_live, 1);
+	atomic_store(&mc->stat[11].ev[USWAP_PSWPOUT], 1000);
+	atomic_store(&mc->member[11].reported, true);
+	member_release(rt, 11, true);
+	if (atomic_load(&r->ev[USWAP_PSWPOUT]) != 100 ||
+	    atomic_load(&r->processes) != 1)
+		t_fail("the counters of a process that wrote them were folded");
+
+	/* An exec'd image: its events, but no process. */
+	set_member(mc, 12, MEMBER_REAPING, NO_PID, 0);
+	atomic_fetch_add(&mc->nr_live, 1);
+	atomic_store(&mc->stat[12].ev[USWAP_PSWPOUT], 10);
+	member_release(rt, 12, false);
+	if (atomic_load(&r->ev[USWAP_PSWPOUT]) != 110 ||
+	    atomic_load(&r->processes) != 1)
+		t_fail("an exec'd image: pswpout %llu processes %llu",
+		       (unsigned long long)atomic_load(&r->ev[USWAP_PSWPOUT]),
+		       (unsigned long long)atomic_load(&r->processes));
+	free(rt);
 }
 
 int main(void)
@@ -98,5 +173,7 @@ int main(void)
 	expect(mc, 8, MEMBER_REAPING, parent, "live reaper");
 
 	printf("memcontrol: reap claims: all checks passed\n");
+	check_fold(mc);
+	printf("memcontrol: counters folded: all checks passed\n");
 	return T_PASS;
 }

@@ -1,0 +1,62 @@
+#!/bin/sh
+# Description: --stats counts the processes that ended without writing their statistics: each budget's "reaped" totals once (the largest each document carries), and the last live file of a process that nobody reaped, but not one that was, nor one still running.
+B=${USWAP_BUILD:-$(dirname "$0")/../../build}
+[ -x "$B/uswap" ] || { echo "SKIP: $B/uswap is not built" >&2; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 is needed to read the statistics" >&2; exit 77; }
+T=$(mktemp -d) || exit 1
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+# A copy of uswap next to a stand-in preload library (libm), so that this
+# tests the command's merge, not the library.
+cp "$B/uswap" "$T/uswap" || exit 1
+U=$T/uswap
+for lib in $(ldconfig -p 2>/dev/null | awk '$1 == "libm.so.6" { print $NF }'); do
+	cp "$lib" "$T/libuswap_preload.so" 2>/dev/null &&
+		[ -z "$(LD_PRELOAD=$T/libuswap_preload.so /bin/true 2>&1)" ] && break
+	rm -f "$T/libuswap_preload.so"
+done
+[ -f "$T/libuswap_preload.so" ] || { echo "SKIP: no libm.so.6 to stand in for the preload library" >&2; exit 77; }
+"$U" run true 2>"$T/err"
+case $? in
+0) ;;
+125) echo "SKIP: $(cat "$T/err")" >&2; exit 77 ;;
+*) fail "uswap run true: $(cat "$T/err")" ;;
+esac
+
+# doc PID BUDGET MEMBER GEN PSWPOUT REAPED: one process's statistics.
+doc() {
+	printf '{"vmstat": {"pswpout": %s, "resident_peak": 100},\n "swaps": [], "fault_latency_us": {"1": 1},\n "reaped": %s,\n "process": {"pid": %s, "rss_peak_kib": 1, "budget": "%s", "member": %s, "member_gen": %s}}\n' \
+		"$5" "$6" "$1" "$2" "$3" "$4"
+}
+# Budget t1: three documents whose reaped totals grow as members are
+# reaped (the largest counts, once); budget t2: totals of its own.  Pids
+# past pid_max (2^22) name no process.
+doc 11 t1 0 1 10 '{"budget": "t1", "processes": 1, "vmstat": {"pswpout": 100, "pgfault": 5}, "fault_latency_us": {"2": 4}, "members": {"3": 2}}' >"$T/11.json"
+doc 12 t1 1 1 20 '{"budget": "t1", "processes": 2, "vmstat": {"pswpout": 150, "pgfault": 7, "max_overrun": 1}, "fault_latency_us": {"2": 6}, "members": {"3": 2, "4": 1}}' >"$T/12.json"
+doc 13 t2 0 1 30 '{"budget": "t2", "processes": 1, "vmstat": {"pswpout": 1000}, "fault_latency_us": {}, "members": {"1": 1}}' >"$T/13.json"
+# Live files left behind: 11's own (it wrote a final file too: not
+# counted), one whose member t1 folded in (4, gen 1: not counted), one
+# nobody reaped (counted, with the larger t1 totals it saw), and one of a
+# process that still runs (uswap's own pid: not counted).
+doc 11 t1 0 1 9 '{"budget": "t1", "processes": 0, "vmstat": {}, "fault_latency_us": {}, "members": {}}' >"$T/11.live.json"
+doc 4194305 t1 4 1 500 '{"budget": "t1", "processes": 0, "vmstat": {}, "fault_latency_us": {}, "members": {}}' >"$T/4194305.live.json"
+doc 4194306 t1 5 1 7 '{"budget": "t1", "processes": 3, "vmstat": {"pswpout": 160, "pgfault": 7}, "fault_latency_us": {"2": 6}, "members": {"3": 2, "4": 1, "6": 1}}' >"$T/4194306.live.json"
+
+"$U" run --stats "$T/s.json" -- sh -c \
+	'for f in "$1"/*.json; do cp "$f" "$USWAP_STATS_DIR/"; done
+	 sed "s/\"pid\": 11,/\"pid\": $PPID,/" "$1/11.json" >"$USWAP_STATS_DIR/$PPID.live.json"' sh "$T" \
+	2>"$T/err" || fail "uswap run: exit $? ($(cat "$T/err"))"
+
+python3 - "$T/s.json" <<'PY' || fail "merged statistics: $(cat "$T/s.json")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+v = s["vmstat"]
+# documents 10 + 20 + 30, live 7, reaped t1 160 (the largest) + t2 1000
+assert v["pswpout"] == 10 + 20 + 30 + 7 + 160 + 1000, v
+assert v["pgfault"] == 7 and v["max_overrun"] == 1, v
+assert v["resident_peak"] == 100, v
+assert s["fault_latency_us"] == {"1": 4, "2": 6}, s["fault_latency_us"]
+# 3 final documents, 1 live one, 3 reaped in t1, 1 in t2
+assert s["process"]["processes"] == 8, s["process"]
+PY
+exit 0
