@@ -591,35 +591,14 @@ class Runner:
         with open(f"{log}.cmd", "w") as f:
             f.write(" ".join(cmd) + "\n")
         sync_drop_caches()
-        notes, rc, held = [], 0, False
-        keys = ("zswpout", "zswpwb", "swpout_zero")
+        notes, rc, held = [], 1, False
         try:
             if c.is_kernel:
                 m.setup(c.kind, c.comp)
         except SetupError as e:
             notes.append(f"setup: {e}")
-            rc = 1
         else:
-            v0 = probe.vmstat(keys)
-            proc = start(cmd, o.timeout, f"{log}.out", f"{log}.err")
-            m.running = proc
-            deadline = time.monotonic() + o.timeout
-            while not os.path.exists(m.hold) and proc.poll() is None and \
-                    time.monotonic() < deadline:
-                time.sleep(0.05)
-            if os.path.exists(m.hold):
-                held = True
-                self.read_kernel_pool(c, p, log)
-                v1 = probe.vmstat(keys)
-            remove(m.hold)
-            rc = self.wait(proc)
-            if c.is_kernel and held:
-                d = probe.delta(v0, v1)
-                p["swpout_zero"] = d[2]
-                if c.kind == "kzswap":
-                    p["zswpout"] = d[0]
-                    if p["zswpwb"] == "-":
-                        p["zswpwb"] = d[1]
+            rc, held = self.hold_and_read(c, cmd, log, p)
         if c.is_kernel:
             with open(f"{log}.memory.stat", "w") as f:
                 f.write(m.cg_memory_stat())
@@ -647,6 +626,32 @@ class Runner:
         say(f"  [pool] {c.name}: stored {p['stored_pages']} pages ({p['same_filled_pages']} "
             f"same-filled), pool {p['pool_bytes']} bytes, compressed {p['compressed_bytes']} "
             f"bytes" + (f"; {p['note']}" if notes else ""))
+
+    def hold_and_read(self, c, cmd, log, p):
+        """Run poolfill; while it holds its data, read the kernel's pool and
+        counters (into p); then let it go.  Returns its exit status and
+        whether it held its data."""
+        m, keys = self.m, ("zswpout", "zswpwb", "swpout_zero")
+        v0 = probe.vmstat(keys)
+        proc = start(cmd, self.o.timeout, f"{log}.out", f"{log}.err")
+        m.running = proc
+        deadline = time.monotonic() + self.o.timeout
+        while not os.path.exists(m.hold) and proc.poll() is None and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        held = os.path.exists(m.hold)
+        if held:
+            self.read_kernel_pool(c, p, log)
+            d = probe.delta(v0, probe.vmstat(keys))
+        remove(m.hold)
+        rc = self.wait(proc)
+        if c.is_kernel and held:
+            p["swpout_zero"] = d[2]
+            if c.kind == "kzswap":
+                p["zswpout"] = d[0]
+                if p["zswpwb"] == "-":
+                    p["zswpwb"] = d[1]
+        return rc, held
 
     def read_kernel_pool(self, c, p, log):
         """The kernel's pool while poolfill holds the data."""
@@ -760,6 +765,14 @@ def measure(o, cfgs, m):
 
 
 def main(argv):
+    try:
+        return run(argv)
+    except KeyboardInterrupt:
+        # Before the machine is touched, or after it is restored.
+        return 130
+
+
+def run(argv):
     try:
         o = Options(argv)
         cfgs = ConfigSet(o.configs, o.folios, o.zswap_units, o.thp, o.ceiling)
