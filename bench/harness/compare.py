@@ -26,7 +26,7 @@ import sys
 import time
 
 from . import parse, probe, tables
-from .configs import ConfigSet, WORKLOADS
+from .configs import PRESETS, WORKLOADS, ConfigSet
 from .machine import Machine, SetupError, sync_drop_caches
 from .parse import POOL_COLUMNS, RUNS_COLUMNS, UswapStats, tsv_line
 from .util import (ROOT, Fatal, Interrupted, interruptible, loadavg1, remove,
@@ -207,8 +207,8 @@ class Options:
         while i < len(argv):
             opt = argv[i]
             if opt in ("-h", "--help"):
-                sys.stdout.write(USAGE.format(**{k.replace("-", "_"): v for k, v in
-                                                 tables.PRESET_TEXT.items()}))
+                sys.stdout.write(USAGE.format(compressed_tier=PRESETS["compressed-tier"],
+                                              devices=PRESETS["devices"]))
                 sys.exit(0)
             if opt == "--quick":
                 i += 1

@@ -12,18 +12,16 @@ import os
 import sys
 
 from . import parse, probe, stats
-from .configs import DEV_PRIO, PRESETS, is_pm
+from .configs import DEV_PRIO, is_pm
 from .parse import Num
 from .workload import dev_path
-
-PRESET_TEXT = PRESETS
 
 
 # ---------------------------------------------------------------- formats
 
-def awk_str(x):
-    """A figure in the summary TSV files: as the input file wrote it when it
-    is one, else an integer when whole, else 6 significant digits."""
+def summary_num(x):
+    """A figure in summary.tsv: as runs.tsv wrote it when it is one of the
+    runs' figures, else an integer when whole, else 6 significant digits."""
     if x is None:
         return "-"
     if isinstance(x, Num):
@@ -35,7 +33,7 @@ def awk_str(x):
     return "%.6g" % x
 
 
-def f(x, spec):
+def fmt(x, spec):
     """printf-style: '-' stays '-'."""
     if x is None or x == "-":
         return "-"
@@ -82,7 +80,7 @@ def ratio_fields(ref, r):
     the per-round list."""
     if r is None:
         return [ref or "-", "-", "-", "-", "-"]
-    return [ref or "-", awk_str(r.median), awk_str(r.lo), awk_str(r.hi),
+    return [ref or "-", summary_num(r.median), summary_num(r.lo), summary_num(r.hi),
             ",".join("%.3f" % v for v in r.values)]
 
 
@@ -144,7 +142,7 @@ def row(w, c, runs, table, swref, swtref, best):
 
 def summary_line(r):
     """One line of summary.tsv (bench/README.md lists its columns)."""
-    a = awk_str
+    a = summary_num
     cols = [r.w, r.c, r.n, r.runs, a(r.mbps), a(r.mlo), a(r.mhi), a(r.cpu), a(r.tree)]
     cols += ratio_fields(r.swref, r.r_sw)[1:]
     cols += ratio_fields(r.zref, r.r_z) + ratio_fields(r.rref, r.r_r)
@@ -195,13 +193,13 @@ def device_summary(o, cfgs, runs):
                 continue
 
             def lst(key, spec):
-                return "/".join(f(stats.median(s[key].get(i, [])), spec)
+                return "/".join(fmt(stats.median(s[key].get(i, [])), spec)
                                 for i in range(s["ndev"]))
             sp = s["spread"]
             within = sum(1 for x in sp if x <= 0.10)
             lines.append([w, c.name, str(s["ndev"]), str(s["runs"]), lst("out", "%.0f"),
-                          lst("share", "%.3f"), f(stats.median(sp), "%.3f"),
-                          f(max(sp) if sp else None, "%.3f"),
+                          lst("share", "%.3f"), fmt(stats.median(sp), "%.3f"),
+                          fmt(max(sp) if sp else None, "%.3f"),
                           f"{within}/{len(sp)}" if sp else "-", lst("w50", "%.0f"),
                           lst("w99", "%.0f")])
     return lines
@@ -317,14 +315,14 @@ def markdown(ctx, rows, devs, pools):
         sw = "1" if r.c == "kernel-swapfile" or (r.r_sw and r.r_sw.median == 1) \
             else ratio_cell(r.r_sw)
         cells = [r.w, r.label, f"{r.n}/{r.runs}",
-                 f"{f(r.mbps, '%.1f')} ({f(r.mlo, '%.0f')}-{f(r.mhi, '%.0f')})",
-                 f(r.aps, "%.0f"), f(r.p50_us, "%.2f"), f(r.p99_us, "%.1f"), f(r.cpu, "%.2f"),
+                 f"{fmt(r.mbps, '%.1f')} ({fmt(r.mlo, '%.0f')}-{fmt(r.mhi, '%.0f')})",
+                 fmt(r.aps, "%.0f"), fmt(r.p50_us, "%.2f"), fmt(r.p99_us, "%.1f"), fmt(r.cpu, "%.2f"),
                  best, sw]
         if thp:
             cells.append("1" if r.c == ctx.swref_t else ratio_cell(r.r_t))
         cells += [ratio_cell(r.r_z) + (f" vs {ctx.label(r.zref)}" if r.zref else ""),
                   ratio_cell(r.r_r) + (f" vs {r.rref}" if r.rref else ""),
-                  f(r.zswpout, "%.0f"), f(r.zswpwb, "%.0f"), f(r.pswpout, "%.0f"), mib(r.peak)]
+                  fmt(r.zswpout, "%.0f"), fmt(r.zswpwb, "%.0f"), fmt(r.pswpout, "%.0f"), mib(r.peak)]
         out.append("| " + " | ".join(cells) + " |")
     if devs:
         out += ["", "| workload | config | devices | pswpout per device | share | spread "
@@ -471,15 +469,15 @@ def text(ctx, rows, devs, pools):
         if r.n == 0:
             out.append("%-15s %-24s %5s  failed: %s" % (r.w, r.label, f"0/{r.runs}", r.note))
             continue
-        rng = f"({f(r.mlo, '%.0f')}-{f(r.mhi, '%.0f')})"
-        cpu = f"{f(r.cpu, '%.2f')} [{f(r.tree, '%.2f')}]"
+        rng = f"({fmt(r.mlo, '%.0f')}-{fmt(r.mhi, '%.0f')})"
+        cpu = f"{fmt(r.cpu, '%.2f')} [{fmt(r.tree, '%.2f')}]"
         rat = "1" if r.c == "kernel-swapfile" else ratio_cell(r.r_sw)
         rat_t = ""
         if thpw:
             rat_t = "1 " if r.c == ctx.swref_t else ratio_cell(r.r_t) + " "
         ratb = f"1 ({r.bk})" if r.c == r.bk else f"{ratio_cell(r.r_b)} {r.bk or '-'}"
-        line = fmt_row % (r.w, r.label, f"{r.n}/{r.runs}", f(r.mbps, "%.1f"), rng, cpu,
-                          f(r.p50_us, "%.2f"), f(r.p99_us, "%.1f"), ratb, rat, thpw, rat_t,
+        line = fmt_row % (r.w, r.label, f"{r.n}/{r.runs}", fmt(r.mbps, "%.1f"), rng, cpu,
+                          fmt(r.p50_us, "%.2f"), fmt(r.p99_us, "%.1f"), ratb, rat, thpw, rat_t,
                           ratio_cell(r.r_z), ratio_cell(r.r_r))
         if r.noisy:
             line += f"  ({r.noisy} runs started on a busy machine)"
@@ -496,9 +494,9 @@ def text(ctx, rows, devs, pools):
                       "majflt", "peak"))
     for r in rows:
         if r.n:
-            out.append(cnt % (r.w, r.label, f(r.zswpout, "%.0f"), f(r.zswpwb, "%.0f"),
-                              f(r.zswpin, "%.0f"), f(r.pswpout, "%.0f"), f(r.pswpin, "%.0f"),
-                              f(r.pgmajfault, "%.0f"), mib(r.peak).split(".")[0]))
+            out.append(cnt % (r.w, r.label, fmt(r.zswpout, "%.0f"), fmt(r.zswpwb, "%.0f"),
+                              fmt(r.zswpin, "%.0f"), fmt(r.pswpout, "%.0f"), fmt(r.pswpin, "%.0f"),
+                              fmt(r.pgmajfault, "%.0f"), mib(r.peak).split(".")[0]))
     if devs:
         out += ["", "devices: uswap's --stats \"swaps\" rows, in the order given, median per run; "
                 "share: of the pswpout of all devices; spread: (max - min) / max of the devices' "
