@@ -55,7 +55,8 @@ import tempfile
 import time
 
 from . import parse, probe
-from .stats import median, paired
+from .parse import num, read_kv, read_tsv
+from .stats import median, paired, span
 from .util import ROOT, loadavg1, loadavg3, read_text
 
 CONFIGS = ("verify", "nocrc", "encrypt")
@@ -172,32 +173,62 @@ def run_one(a, tmp, size, r, place, w, c, res, out):
     return True
 
 
+class CryptRounds:
+    """What crypt-cost --out DIR keeps (rounds.tsv, one line per run;
+    params.txt), for its own table and for the report's crypt step.  Empty
+    when there is no such directory."""
+
+    def __init__(self, path):
+        self.path = path
+        self.params = read_kv(os.path.join(path, "params.txt"))
+        self.runs = []
+        for r in read_tsv(os.path.join(path, "rounds.tsv")):
+            try:
+                r["round"] = int(r["round"])
+            except (KeyError, ValueError):
+                continue
+            cu, cs = num(r.get("cpu_user")), num(r.get("cpu_sys"))
+            r["mbps"] = num(r.get("mbps"))
+            r["cpu"] = cu + cs if cu is not None and cs is not None else None
+            pout, pin = num(r.get("pswpout")), num(r.get("pswpin"))
+            r["pages"] = pout + pin if pout is not None and pin is not None else None
+            r["load1"] = num(r.get("load1"))
+            self.runs.append(r)
+        self.workloads = list(dict.fromkeys(r["workload"] for r in self.runs))
+
+    def by_round(self, workload, config, key):
+        return {r["round"]: r[key] for r in self.runs
+                if r["workload"] == workload and r["config"] == config and r[key] is not None}
+
+    def med(self, workload, config, key):
+        return median(self.by_round(workload, config, key).values())
+
+    def span(self, workload, config, key):
+        return span(self.by_round(workload, config, key).values())
+
+    def pair(self, workload, config, key, ref="verify"):
+        return paired(self.by_round(workload, config, key), self.by_round(workload, ref, key))
+
+
 def summarize(res, summary_path):
     """The table of medians and ratios to verify, from rounds.tsv."""
-    runs = {}
-    for row in parse.read_tsv(res):
-        runs[(int(row["round"]), row["workload"], row["config"])] = (
-            float(row["mbps"]), float(row["cpu_user"]) + float(row["cpu_sys"]))
-    rounds = sorted({k[0] for k in runs})
+    cr = CryptRounds(os.path.dirname(res))
     out = []
     print()
     print("| workload | config | MB/s (median) | ratio to verify | median of paired ratios "
           "| CPU s (median) | CPU ratio |")
     print("|---|---|---|---|---|---|---|")
     for w in WORKLOADS:
-        base = median(runs[(r, w, "verify")][0] for r in rounds)
-        bcpu = median(runs[(r, w, "verify")][1] for r in rounds)
+        base, bcpu = cr.med(w, "verify", "mbps"), cr.med(w, "verify", "cpu")
         for c in CONFIGS:
-            mb = [runs[(r, w, c)][0] for r in rounds]
-            m = median(mb)
-            cpu = median(runs[(r, w, c)][1] for r in rounds)
-            pr = paired({r: runs[(r, w, c)][0] for r in rounds},
-                        {r: runs[(r, w, "verify")][0] for r in rounds})
+            m, lo, hi = cr.span(w, c, "mbps")
+            cpu = cr.med(w, c, "cpu")
+            pr = cr.pair(w, c, "mbps")
             print(f"| {w} | {c} | {m:.1f} | {m / base:.2f} | {pr.median:.2f} | {cpu:.2f} | "
                   f"{cpu / bcpu:.2f} |")
-            out.append([w, c, len(rounds), f"{m:.1f}", f"{min(mb):.1f}", f"{max(mb):.1f}",
-                        f"{m / base:.3f}", f"{pr.median:.3f}", f"{pr.lo:.3f}", f"{pr.hi:.3f}",
-                        f"{cpu:.3f}", f"{cpu / bcpu:.3f}"])
+            out.append([w, c, len(cr.by_round(w, c, "mbps")), f"{m:.1f}", f"{lo:.1f}",
+                        f"{hi:.1f}", f"{m / base:.3f}", f"{pr.median:.3f}", f"{pr.lo:.3f}",
+                        f"{pr.hi:.3f}", f"{cpu:.3f}", f"{cpu / bcpu:.3f}"])
     if summary_path:
         with open(summary_path, "w") as f:
             f.write(parse.tsv_line(SUMMARY_COLUMNS))

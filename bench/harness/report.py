@@ -33,22 +33,9 @@ import sys
 from .configs import is_pm
 from .parse import load_json, num, read_hist, read_kv, read_perf, read_runs, read_tsv
 from .plot import Plotter
-from .stats import RunTable, median, paired, span
+from .cryptcost import CryptRounds
+from .stats import RunTable, median
 from .util import ROOT
-
-# What each workload is, for the tables.
-WORKLOAD_TEXT = {
-    "seq-write": "sequential write",
-    "seq-read": "sequential read",
-    "rand-write": "random write",
-    "rand-read": "random read",
-    "seq-rw": "sequential read + write",
-    "rand-rw": "random read + write",
-    "pmbench-zipf": "random access, Zipf 0.99 (pmbench)",
-    "pmbench-uniform": "random access, uniform (pmbench)",
-    "pmbench-hot": "random access, hot set (pmbench)",
-}
-
 
 # Where perf's samples go, by symbol (first match wins).  The workload's own
 # code (its binary and the vDSO clock) is matched by DSO, not here.
@@ -153,50 +140,11 @@ class Step(RunTable):
     def label(self, config):
         return config + ("*" if config in self.standin else "")
 
-    def loads(self):
-        return [num(r.get("load1")) for r in self.runs if num(r.get("load1")) is not None]
-
     def log(self, workload, config, rnd, ext):
         return os.path.join(self.path, "logs", f"{rnd}-{workload}-{config}.{ext}")
 
     def pool(self):
         return {p["config"]: p for p in self.res.get("pool", [])}
-
-
-class CryptStep:
-    """The crypt step: what bench/crypt-cost --out DIR left (rounds.tsv,
-    one line per run; params.txt).  Empty when the suite had no such step."""
-
-    def __init__(self, path):
-        self.path = path
-        self.params = read_kv(os.path.join(path, "params.txt"))
-        self.runs = []
-        for r in read_tsv(os.path.join(path, "rounds.tsv")):
-            try:
-                r["round"] = int(r["round"])
-            except (KeyError, ValueError):
-                continue
-            cu, cs = num(r.get("cpu_user")), num(r.get("cpu_sys"))
-            r["mbps"] = num(r.get("mbps"))
-            r["cpu"] = cu + cs if cu is not None and cs is not None else None
-            pout, pin = num(r.get("pswpout")), num(r.get("pswpin"))
-            r["pages"] = pout + pin if pout is not None and pin is not None else None
-            r["load1"] = num(r.get("load1"))
-            self.runs.append(r)
-        self.workloads = list(dict.fromkeys(r["workload"] for r in self.runs))
-
-    def by_round(self, workload, config, key):
-        return {r["round"]: r[key] for r in self.runs
-                if r["workload"] == workload and r["config"] == config and r[key] is not None}
-
-    def med(self, workload, config, key):
-        return median(self.by_round(workload, config, key).values())
-
-    def span(self, workload, config, key):
-        return span(self.by_round(workload, config, key).values())
-
-    def pair(self, workload, config, key, ref="verify"):
-        return paired(self.by_round(workload, config, key), self.by_round(workload, ref, key))
 
 
 def read_steps_tsv(path):
@@ -250,7 +198,7 @@ class Report:
         for d in sorted(glob.glob(os.path.join(suite, "*", "runs.tsv"))):
             st = Step(os.path.dirname(d))
             self.steps[st.name] = st
-        self.crypt = CryptStep(os.path.join(suite, "crypt"))
+        self.crypt = CryptRounds(os.path.join(suite, "crypt"))
         self.plot = Plotter(os.path.join(docs, self.imgrel), os.path.join(suite, "plots"))
         self.out = []
         self.verdicts = []
