@@ -764,10 +764,23 @@ def measure(o, cfgs, m):
                 run.pool_one(c)
 
 
+def restore(m):
+    """Run the clean-up to its end whatever signals arrive: they are ignored
+    while it runs, and one caught before they are (or as they are restored)
+    starts it again, which is harmless: it undoes only what is left."""
+    while True:
+        try:
+            with uninterrupted():
+                m.cleanup()
+            return
+        except Interrupted:
+            continue
+
+
 def main(argv):
     try:
         return run(argv)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Interrupted):
         # Before the machine is touched, or after it is restored.
         return 130
 
@@ -793,7 +806,6 @@ def run(argv):
             os.makedirs(f"{o.out}/bin", exist_ok=True)
         except OSError:
             raise Fatal(f"{PROG}: cannot create {o.out}")
-        o.out = os.path.abspath(o.out)
         pin_binaries(o, o.has_pool)
     except Fatal as e:
         print(e.msg, file=sys.stderr)
@@ -802,20 +814,19 @@ def run(argv):
     m.hold = f"{o.out}/.hold"
     m.dev_files = [dev_path(o.swap_dir, i) for i in range(15)]
     status = 0
-    try:
-        with interruptible():
+    with interruptible():
+        try:
             prepare(o, cfgs, m)
             measure(o, cfgs, m)
-    except Interrupted:
-        say(f"{PROG}: interrupted; restoring the machine")
-        status = 130
-    except Fatal as e:
-        if e.msg:
-            say(e.msg)
-        status = e.status
-    finally:
-        with uninterrupted():
-            m.cleanup()
+        except Interrupted:
+            say(f"{PROG}: interrupted; restoring the machine")
+            status = 130
+        except Fatal as e:
+            if e.msg:
+                say(e.msg)
+            status = e.status
+        finally:
+            restore(m)
     if status:
         return status
     tables.write(o, cfgs, m.cg_ver)
