@@ -29,7 +29,7 @@ from . import parse, probe, tables
 from .configs import PRESETS, WORKLOADS, ConfigSet
 from .machine import Machine, SetupError, sync_drop_caches
 from .parse import POOL_COLUMNS, RUNS_COLUMNS, UswapStats, tsv_line
-from .util import (ROOT, Fatal, Interrupted, interruptible, loadavg1, remove,
+from .util import (ROOT, Fatal, Interrupted, block_signals, loadavg1, raise_on_signals, remove,
                    require_root, say, to_bytes, uninterrupted, words)
 from .workload import Workloads, children_cpu, dev_path, exit_status, start, uswap_argv
 
@@ -780,12 +780,15 @@ def restore(m):
 def main(argv):
     try:
         return run(argv)
-    except (KeyboardInterrupt, Interrupted):
+    except Interrupted:
         # Before the machine is touched, or after it is restored.
         return 130
+    finally:
+        block_signals()
 
 
 def run(argv):
+    raise_on_signals()
     try:
         o = Options(argv)
         cfgs = ConfigSet(o.configs, o.folios, o.zswap_units, o.thp, o.ceiling)
@@ -814,19 +817,18 @@ def run(argv):
     m.hold = f"{o.out}/.hold"
     m.dev_files = [dev_path(o.swap_dir, i) for i in range(15)]
     status = 0
-    with interruptible():
-        try:
-            prepare(o, cfgs, m)
-            measure(o, cfgs, m)
-        except Interrupted:
-            say(f"{PROG}: interrupted; restoring the machine")
-            status = 130
-        except Fatal as e:
-            if e.msg:
-                say(e.msg)
-            status = e.status
-        finally:
-            restore(m)
+    try:
+        prepare(o, cfgs, m)
+        measure(o, cfgs, m)
+    except Interrupted:
+        say(f"{PROG}: interrupted; restoring the machine")
+        status = 130
+    except Fatal as e:
+        if e.msg:
+            say(e.msg)
+        status = e.status
+    finally:
+        restore(m)
     if status:
         return status
     tables.write(o, cfgs, m.cg_ver)

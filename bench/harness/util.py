@@ -36,25 +36,29 @@ def _raise_interrupted(signum, frame):
     raise Interrupted(signum)
 
 
-@contextlib.contextmanager
-def interruptible():
-    """Within the block, SIGINT, SIGTERM and SIGHUP raise Interrupted, so
-    that a try/finally around the work can put the machine back."""
-    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    old = {s: signal.signal(s, _raise_interrupted) for s in sigs}
-    try:
-        yield
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def block_signals():
+    """Hold those signals back for the rest of the process: called when the
+    work is done and the machine restored, so that the exit status says
+    what happened, not the last signal that arrived."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+
+
+def raise_on_signals():
+    """From now on SIGINT, SIGTERM and SIGHUP raise Interrupted, so that a
+    try/finally around the work can put the machine back, and the tool
+    exits 130 whenever one arrives."""
+    for s in SIGNALS:
+        signal.signal(s, _raise_interrupted)
 
 
 @contextlib.contextmanager
 def uninterrupted():
     """Within the block (clean-up), those signals are ignored: a second
     Ctrl-C must not leave a swap file on or a cgroup behind."""
-    sigs = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in sigs}
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in SIGNALS}
     try:
         yield
     finally:
