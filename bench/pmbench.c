@@ -19,7 +19,7 @@
  *
  * Which pages are accessed (--pattern):
  *
- *   uniform   every page alike (the kernel baseline of BENCHMARKS.md)
+ *   uniform   every page alike (the kernel baseline of bench/README.md)
  *   zipf      rank k with probability ~ 1 / k^theta (--theta, default 0.99,
  *             YCSB's), a skewed working set with a long cold tail
  *   hot       --hot-pages PCT of the pages receive --hot-share PCT of the

@@ -19,7 +19,7 @@
  * everything makes every thread wait for the others; per-cluster locks let
  * a thread allocate in its own cluster and free in another's side by side.
  * Figures are ratios between builds or thread counts measured in one run
- * on the same machine (BENCHMARKS.md), never absolute times.
+ * on the same machine (bench/README.md), never absolute times.
  *
  * Usage: slotalloc [--threads N] [--order K] [--seconds S] [--cross]
  *		  [--random]
