@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Weight: 20
+# A worker that drops privileges keeps nothing of the tree
+# (tests/e2e/setuid_worker.c): as root, under uswap run, a parent forks a
+# worker that becomes a user made by this test; the worker then holds no
+# descriptor and no shared mapping of uswap's, cannot read the secret the
+# parent wrote after the fork, cannot plant pages the parent reads back
+# (--verify off, where nothing else would catch them), and its own
+# evicted memory is byte-exact.  With the swap file only, with the
+# compressed pool, with --encrypt on.
+set -u
+B=${USWAP_BUILD:-build}
+cd "$(dirname "$0")/../.." || exit 1
+P=$B/tests/e2e/setuid_worker
+[ -x "$P" ] || { echo "SKIP: $P is not built"; exit 77; }
+[ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
+command -v useradd >/dev/null || { echo "SKIP: no useradd"; exit 77; }
+user=uswap_t_e_1
+userdel "$user" >/dev/null 2>&1
+useradd --system --no-create-home --shell /usr/sbin/nologin "$user" ||
+	{ echo "FAIL: useradd $user"; exit 1; }
+tmp=$(mktemp -d)
+trap 'userdel "$user" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+uid=$(id -u "$user")
+gid=$(id -g "$user")
+fail() { echo "FAIL: $*"; exit 1; }
+
+for opts in "--zswap off" "--zswap off --verify off" "--zswap lz4 --verify off" \
+	    "--zswap off --encrypt on"; do
+	(
+		# Only 0, 1 and 2: any other descriptor is uswap's.
+		for fd in /proc/$BASHPID/fd/*; do
+			fd=${fd##*/}
+			[ "$fd" -gt 2 ] && eval "exec $fd>&-"
+		done
+		# shellcheck disable=SC2086
+		exec "$B/uswap" run --max 16M $opts -- "$P" "$uid" "$gid"
+	) >"$tmp/out" 2>&1 </dev/null
+	rc=$?
+	echo "$opts: exit $rc"
+	sed 's/^/  /' "$tmp/out"
+	[ $rc = 0 ] || fail "$opts: exit $rc"
+done
+echo ok
