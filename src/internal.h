@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "uswap.h"
+#include "fdtable.h"
 #include "swap.h"
 #include "zswap.h"
 #include "memory_tiers.h"
@@ -342,6 +343,11 @@ int prim_zap_ranges(const struct iovec *iov, size_t n);
    closed when the last one is gone. */
 void prim_self_pidfd_open(void);
 void prim_self_pidfd_close(void);
+/* uswap's descriptors (fdtable.c): close one; a close-on-exec copy of
+   one, installed as kind (or -errno); a byte written to one. */
+void prim_fd_close(int fd);
+int prim_fd_dup(int fd, enum fd_kind kind);
+void prim_fd_poke(int fd);
 void *prim_alloc(size_t len);		/* internal memory: zeroed, page-rounded */
 void prim_free(void *p, size_t len);	/* either kind */
 void *prim_alloc_shared(size_t len);	/* stays shared across fork */
@@ -558,6 +564,11 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 		      unsigned nr, void *buf, unsigned *pool_pages);
 void fault_thread_free(struct fault_thread *ft);
 void *fault_thread_main(void *arg);
+
+/* runtime.c: a runtime off the fork list with its threads stopped; then
+   everything it holds let go (its regions' memory unmapped with unmap). */
+void runtime_quiesce(struct uswap_runtime *rt);
+void runtime_release(struct uswap_runtime *rt, bool unmap);
 
 /* runtime.c: start an internal thread, every signal blocked (they are the
  * program's), with a small stack.  0 or -errno. */

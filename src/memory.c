@@ -739,6 +739,8 @@ void *fault_thread_main(void *arg)
 				  strerror(errno));
 			break;
 		}
+		/* The program's table still has uswap's descriptors. */
+		fd_check_program();
 		for (k = 0; k < n / (ssize_t)sizeof(msgs[0]); k++)
 			handle_msg(ft, &msgs[k]);
 	}

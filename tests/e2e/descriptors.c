@@ -10,6 +10,12 @@
  * evicts (process_madvise on a pidfd), and hands out its budget's
  * descriptor for exec (uswap_runtime_tree_fd): the three that leaked.
  *
+ * Every descriptor a runtime adds is close-on-exec and high in the table
+ * (at least half of min(RLIMIT_NOFILE, 4096)), out of the program's way;
+ * the budget's descriptor for exec crosses exec only when the caller
+ * clears its FD_CLOEXEC for that exec (the preload library does it for
+ * programs that run it), which the fork child here does.
+ *
  * Usage: descriptors [COMPRESSOR|off]
  *        descriptors --join FD   (the exec'd image: join, work, destroy)
  */
@@ -17,6 +23,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -116,6 +123,38 @@ static void fd_check(const struct fdset *before, const char *when)
 				when, before->fd[i], before->target[i]);
 	t_fail("%s (pool %s): descriptors %s differ from those before the runtime",
 	       who, zswap, when);
+}
+
+/*
+ * The descriptors the runtime added (those now not in before) are all
+ * close-on-exec, and high: at least half of the top uswap uses.
+ */
+static void fd_check_high(const struct fdset *before, const char *when)
+{
+	struct rlimit rl;
+	struct fdset now;
+	long top = 4096;
+	unsigned i, added = 0;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)top)
+		top = (long)rl.rlim_cur;
+	fd_snapshot(&now);
+	for (i = 0; i < now.n; i++) {
+		int fl;
+
+		if (fd_has(before, now.fd[i], now.target[i]))
+			continue;
+		added++;
+		fl = fcntl(now.fd[i], F_GETFD);
+		if (fl < 0 || !(fl & FD_CLOEXEC))
+			t_fail("%s: %s: descriptor %d=%s is not close-on-exec",
+			       who, when, now.fd[i], now.target[i]);
+		if (now.fd[i] < top / 2)
+			t_fail("%s: %s: descriptor %d=%s is low (below %ld)",
+			       who, when, now.fd[i], now.target[i], top / 2);
+	}
+	if (!added)
+		t_fail("%s: %s: the runtime added no descriptor", who, when);
 }
 
 /* Write version to every page, then check them all (through the swap). */
@@ -259,6 +298,7 @@ int main(int argc, char **argv)
 	check_swapped(rt);
 	if (uswap_runtime_tree_fd(rt) < 0)
 		t_fail("uswap_runtime_tree_fd failed");
+	fd_check_high(&before, "with a runtime");
 	uswap_runtime_destroy(rt);
 	fd_check(&before, "after create and destroy");
 
@@ -284,6 +324,9 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		t_fail("fork: %s", strerror(errno));
 	if (pid == 0) {
+		/* Close-on-exec: this exec is one that joins. */
+		if (fcntl(fd, F_SETFD, 0))
+			_exit(126);
 		execl("/proc/self/exe", argv[0], "--join", num, (char *)NULL);
 		_exit(127);
 	}

@@ -6,7 +6,7 @@
 # (tests/e2e/descriptors_high.c): each mode under uswap run with a 16 MiB
 # budget for 64 MiB, swap file only and with the compressed pool; every
 # page byte-exact, the program's log file never gets its memory, and
-# pages did go out and come back (pswpout, pswpin).
+# pages did go out and come back (pswpout and zswpout, pswpin and zswpin).
 set -u
 B=${USWAP_BUILD:-build}
 cd "$(dirname "$0")/../.." || exit 1
@@ -31,15 +31,17 @@ run() {
 	fi
 }
 
-counters() {	# the pswpout and pswpin of the last run
-	grep -o '"pswp\(out\|in\)": [0-9]*' "$tmp/stats.json" | awk '{printf "%s ", $2}'
+counters() {	# pages out and pages in (devices and pool) of the last run
+	awk -F'[:,]' '/"(pswpout|zswpout)"/ && !seen[$1]++ {o += $2}
+		/"(pswpin|zswpin)"/ && !seen[$1]++ {i += $2}
+		END {print o + 0, i + 0}' "$tmp/stats.json"
 }
 
 for pool in off lz4; do
 	for mode in close_range closefrom dup2_low dup2_uswap dup2_device; do
 		run "$mode" "$pool" 0
 		read -r pout pin <<<"$(counters)"
-		echo "  pswpout ${pout:-?} pswpin ${pin:-?}"
+		echo "  pages out $pout, in $pin (pswp + zswp)"
 		[ "${pout:-0}" -gt 0 ] && [ "${pin:-0}" -gt 0 ] ||
 			fail "$mode (pool $pool): nothing went out and came back: the test tested nothing"
 	done

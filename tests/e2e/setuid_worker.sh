@@ -6,7 +6,8 @@
 # descriptor and no shared mapping of uswap's, cannot read the secret the
 # parent wrote after the fork, cannot plant pages the parent reads back
 # (--verify off, where nothing else would catch them), and its own
-# evicted memory is byte-exact.  With the swap file only, with the
+# memory, swapped out when it dropped privileges (--verbose says how
+# many pages it read back in), is byte-exact.  With the swap file only, with the
 # compressed pool, with --encrypt on.
 set -u
 B=${USWAP_BUILD:-build}
@@ -34,11 +35,15 @@ for opts in "--zswap off" "--zswap off --verify off" "--zswap lz4 --verify off" 
 			[ "$fd" -gt 2 ] && eval "exec $fd>&-"
 		done
 		# shellcheck disable=SC2086
-		exec "$B/uswap" run --max 16M $opts -- "$P" "$uid" "$gid"
+		exec "$B/uswap" run --max 16M --verbose $opts -- "$P" "$uid" "$gid"
 	) >"$tmp/out" 2>&1 </dev/null
 	rc=$?
 	echo "$opts: exit $rc"
 	sed 's/^/  /' "$tmp/out"
 	[ $rc = 0 ] || fail "$opts: exit $rc"
+	# The worker's memory was out when it left: it was read back in.
+	read_in=$(sed -n 's/.*leaves its tree (\([0-9]*\) swapped pages read in).*/\1/p' "$tmp/out")
+	[ "${read_in:-0}" -ge 4096 ] ||
+		fail "$opts: the worker's memory was not swapped out when it dropped privileges (${read_in:-no} pages read in): the test tested nothing"
 done
 echo ok
