@@ -108,29 +108,71 @@ static const char *env_get(char *const envp[], const char *name)
 	return NULL;
 }
 
+/* Does LD_PRELOAD entry v[0..len) name this library? */
+static bool entry_is_us(const char *v, size_t len)
+{
+	char entry[PATH_MAX];
+	struct stat st;
+
+	if (!len || len >= sizeof(entry) || !self.known)
+		return false;
+	memcpy(entry, v, len);
+	entry[len] = 0;
+	if (!strchr(entry, '/'))
+		return !strcmp(entry, self.base);
+	return !stat(entry, &st) && st.st_dev == self.dev &&
+	       st.st_ino == self.ino;
+}
+
 /* Does LD_PRELOAD (spaces or colons between entries) name this library? */
 static bool preloads_us(char *const envp[])
 {
 	const char *v = env_get(envp, "LD_PRELOAD");
-	char entry[PATH_MAX];
-	struct stat st;
 
-	if (!v || !self.known)
-		return false;
-	while (*v) {
+	while (v && *v) {
 		size_t len = strcspn(v, " :");
 
-		if (len && len < sizeof(entry)) {
-			memcpy(entry, v, len);
-			entry[len] = 0;
-			if (strchr(entry, '/') ? !stat(entry, &st) &&
-			    st.st_dev == self.dev && st.st_ino == self.ino :
-			    !strcmp(entry, self.base))
-				return true;
-		}
+		if (entry_is_us(v, len))
+			return true;
 		v += len + (v[len] != 0);
 	}
 	return false;
+}
+
+/*
+ * preload.c, as the process leaves its tree: this library comes out of
+ * LD_PRELOAD, so that the programs the process execs from now on run
+ * without uswap as it does (the others stay, in their order).
+ */
+void exec_forget_preload(void);
+void exec_forget_preload(void)
+{
+	const char *v = getenv("LD_PRELOAD");
+	size_t n = 0;
+	char *out;
+
+	if (!v)
+		return;
+	out = malloc(strlen(v) + 1);
+	if (!out)
+		return;
+	while (*v) {
+		size_t len = strcspn(v, " :");
+
+		if (len && !entry_is_us(v, len)) {
+			if (n)
+				out[n++] = ' ';
+			memcpy(out + n, v, len);
+			n += len;
+		}
+		v += len + (v[len] != 0);
+	}
+	out[n] = 0;
+	if (n)
+		setenv("LD_PRELOAD", out, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	free(out);
 }
 
 /* A dynamically linked ELF executable of our machine. */

@@ -152,11 +152,14 @@ void preload_tree_fd_moved(int canonical)
 	setenv("USWAP_TREE_FD", num, 1);
 }
 
+/* exec.c: this library out of LD_PRELOAD. */
+void exec_forget_preload(void);
+
 /*
  * creds.c: this process's credentials are about to change.  It leaves its
  * tree for good (uswap_runtime_detach: its memory read in, nothing of the
- * tree's kept) and runs without uswap from now on; a program it execs
- * later makes a tree of its own.
+ * tree's kept) and runs without uswap from now on, as do the programs it
+ * execs later (this library leaves LD_PRELOAD).
  */
 void preload_leave_tree(void);
 void preload_leave_tree(void)
@@ -175,6 +178,7 @@ void preload_leave_tree(void)
 	disabled = true;
 	__atomic_store_n(&rt_pid, getpid(), __ATOMIC_RELEASE);
 	unsetenv("USWAP_TREE_FD");
+	exec_forget_preload();
 	preload_uswap_leave();
 	pthread_mutex_unlock(&init_lock);
 }

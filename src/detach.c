@@ -104,9 +104,9 @@ EXPORT int uswap_runtime_detach(struct uswap_runtime *rt)
 	if (rt->opt.flags & USWAP_OPT_VERBOSE)
 		uswap_log("this process leaves its tree (%llu swapped pages read in) and runs without uswap",
 			  (unsigned long long)pages);
+	pthread_rwlock_wrlock(&rt->op_lock);
+	rt->defunct = true;	/* what waits for the lock finds it so */
+	pthread_rwlock_unlock(&rt->op_lock);
 	runtime_release(rt, false);
-	pthread_rwlock_init(&rt->op_lock, NULL);
-	rt->nr_regions = 0;
-	rt->defunct = true;
 	return ret;
 }

@@ -94,6 +94,21 @@
 #define FD_TOP_MAX	4096	/* the top: RLIMIT_NOFILE's soft limit, at most */
 #define FD_CHECK_US	10000	/* a fault thread compares tables this often */
 
+/*
+ * A sanitizer reports from the thread that finds the bug, on descriptor
+ * 2: in a sanitizer build (tests) uswap's threads keep it.
+ */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define KEEP_STDERR	1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define KEEP_STDERR	1
+#endif
+#endif
+#ifndef KEEP_STDERR
+#define KEEP_STDERR	0
+#endif
+
 enum { ENTRY_FREE, ENTRY_LIVE };
 
 /* The table a thread uses. */
@@ -113,6 +128,8 @@ struct fd_entry {
 				   thread's own only (made by it) */
 	uint64_t seq;		/* install order: which threads' tables hold it */
 	const void *owner;	/* its runtime, or NULL: the process's */
+	const void *tag;	/* what holds it, when the number is not
+				   enough to tell (fd_install_tagged) */
 	dev_t dev;		/* identity, when installed */
 	ino_t ino;
 	enum fd_kind kind;
@@ -306,7 +323,8 @@ static void entry_publish(struct fd_entry *e)
 		atomic_store_explicit(&fdt.hw, i + 1, memory_order_release);
 }
 
-static int install(int fd, enum fd_kind kind, const void *owner, bool move)
+static int install(int fd, enum fd_kind kind, const void *owner, bool move,
+		   const void *tag)
 {
 	struct fd_entry *e;
 	struct stat st;
@@ -342,6 +360,7 @@ static int install(int fd, enum fd_kind kind, const void *owner, bool move)
 	e->pid = sys_getpid();
 	e->seq = atomic_fetch_add(&fdt.seq, 1) + 1;
 	e->owner = owner;
+	e->tag = tag;
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	e->kind = kind;
@@ -352,18 +371,23 @@ static int install(int fd, enum fd_kind kind, const void *owner, bool move)
 
 int fd_install(int fd, enum fd_kind kind)
 {
-	return install(fd, kind, tls_owner, true);
+	return install(fd, kind, tls_owner, true, NULL);
+}
+
+int fd_install_tagged(int fd, enum fd_kind kind, const void *tag)
+{
+	return install(fd, kind, tls_owner, true, tag);
 }
 
 int fd_install_process(int fd, enum fd_kind kind)
 {
-	return install(fd, kind, NULL, true);
+	return install(fd, kind, NULL, true, NULL);
 }
 
 /* An inherited descriptor, kept where it is (the number is someone's). */
 int fd_install_in_place(int fd, enum fd_kind kind)
 {
-	return install(fd, kind, tls_owner, false);
+	return install(fd, kind, tls_owner, false, NULL);
 }
 
 /*
@@ -371,8 +395,8 @@ int fd_install_in_place(int fd, enum fd_kind kind)
  * threads), else the program table's, else one of a thread of the parent
  * (in a fork child: in no table here).  Caller holds fdt.lock.
  */
-static struct fd_entry *release_lookup(int fd, pid_t me, pid_t tid,
-					bool *elsewhere)
+static struct fd_entry *release_lookup(int fd, const void *tag, pid_t me,
+					pid_t tid, bool *elsewhere)
 {
 	struct fd_entry *prog = NULL, *foreign = NULL;
 	unsigned i, hw = atomic_load(&fdt.hw);
@@ -381,7 +405,7 @@ static struct fd_entry *release_lookup(int fd, pid_t me, pid_t tid,
 	for (i = 0; i < hw; i++) {
 		struct fd_entry *e = &fdt.e[i];
 
-		if (!live(e) || e->fd != fd)
+		if (!live(e) || e->fd != fd || e->tag != tag)
 			continue;
 		if (!e->tid)
 			prog = e;
@@ -395,7 +419,7 @@ static struct fd_entry *release_lookup(int fd, pid_t me, pid_t tid,
 	return prog ? prog : foreign;
 }
 
-int fd_release(int fd)
+int fd_release_tagged(int fd, const void *tag)
 {
 	const pid_t me = sys_getpid(), tid = sys_gettid();
 	struct fd_entry *e;
@@ -405,7 +429,7 @@ int fd_release(int fd)
 	if (fd < 0)
 		return -1;
 	pthread_mutex_lock(&fdt.lock);
-	e = release_lookup(fd, me, tid, &elsewhere);
+	e = release_lookup(fd, tag, me, tid, &elsewhere);
 	if (!e) {
 		pthread_mutex_unlock(&fdt.lock);
 		/* Not recorded (the table was full), or not in this table. */
@@ -431,6 +455,11 @@ int fd_release(int fd)
 	atomic_store_explicit(&e->state, ENTRY_FREE, memory_order_release);
 	pthread_mutex_unlock(&fdt.lock);
 	return ret;
+}
+
+int fd_release(int fd)
+{
+	return fd_release_tagged(fd, NULL);
 }
 
 static bool same_identity(const struct fd_entry *e, const struct stat *st)
@@ -504,7 +533,7 @@ static void close_all_but(const int *keep, unsigned n)
 
 void fd_thread_private(const void *owner)
 {
-	static int keep[FDT_MAX];	/* under fdt.lock */
+	static int keep[FDT_MAX + 1];	/* under fdt.lock */
 	struct fd_entry *lost = NULL;
 	unsigned i, n = 0, hw;
 	int lost_cur = -1;
@@ -543,6 +572,8 @@ void fd_thread_private(const void *owner)
 		keep[n++] = e->fd;
 	}
 	if (!lost) {
+		if (KEEP_STDERR)
+			keep[n++] = STDERR_FILENO;
 		qsort(keep, n, sizeof(keep[0]), cmp_int);
 		close_all_but(keep, n);
 	}
@@ -756,7 +787,7 @@ void fd_stderr_write(const char *buf, size_t len)
 {
 	int pidfd, fd;
 
-	if (tls_kind != FDT_PRIVATE) {
+	if (tls_kind != FDT_PRIVATE || KEEP_STDERR) {
 		(void)!write(STDERR_FILENO, buf, len);
 		return;
 	}

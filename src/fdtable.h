@@ -37,6 +37,15 @@ int fd_install(int fd, enum fd_kind kind);
 int fd_install_process(int fd, enum fd_kind kind);
 /* The same for a descriptor inherited at a number that must not change. */
 int fd_install_in_place(int fd, enum fd_kind kind);
+/*
+ * The same, for a descriptor that one of uswap's threads may make in its
+ * own table (an io_uring instance): `tag` (its holder) tells it from a
+ * descriptor of the same number elsewhere, and is given back to
+ * fd_release_tagged.  In a fork child, one made by a thread of the parent
+ * is in no table: releasing it gives -1.
+ */
+int fd_install_tagged(int fd, enum fd_kind kind, const void *tag);
+int fd_release_tagged(int fd, const void *tag);
 /* The runtime this thread is setting up: the owner of what it installs. */
 void fd_owner_set(const void *owner);
 const void *fd_owner_get(void);

@@ -566,9 +566,10 @@ void fault_thread_free(struct fault_thread *ft);
 void *fault_thread_main(void *arg);
 
 /* runtime.c: a runtime off the fork list with its threads stopped; then
-   everything it holds let go (its regions' memory unmapped with unmap). */
+   everything it holds let go (destroy: its regions' memory unmapped and
+   its lock destroyed; else it stays a runtime with no region). */
 void runtime_quiesce(struct uswap_runtime *rt);
-void runtime_release(struct uswap_runtime *rt, bool unmap);
+void runtime_release(struct uswap_runtime *rt, bool destroy);
 
 /* runtime.c: start an internal thread, every signal blocked (they are the
  * program's), with a small stack.  0 or -errno. */

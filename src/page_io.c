@@ -476,7 +476,7 @@ static int ring_init(struct swap_io *io, unsigned entries)
 	}
 	if (!err)	/* out of the program's reach (fdtable.c) */
 		io->ring.ring_fd = io->ring.enter_ring_fd =
-			fd_install(io->ring.ring_fd, FD_RING);
+			fd_install_tagged(io->ring.ring_fd, FD_RING, io);
 	return err;
 }
 
@@ -532,7 +532,7 @@ void swap_io_destroy(struct swap_io *io)
 	if (io->have_ring) {
 		/* liburing closes ring_fd: the number in this thread's table. */
 		io->ring.ring_fd = io->ring.enter_ring_fd =
-			fd_release(io->ring.ring_fd);
+			fd_release_tagged(io->ring.ring_fd, io);
 		io_uring_queue_exit(&io->ring);
 	}
 	prim_free(io->seal, sizeof(*io->seal));

@@ -711,12 +711,14 @@ void runtime_quiesce(struct uswap_runtime *rt)
 }
 
 /*
- * The rest of destroying a quiesced runtime: its regions leave the tables
- * (their memory too with `unmap`; without, it stays mapped, unmanaged,
- * and must hold no swapped page), then every descriptor, mapping and
- * member it has goes.  rt's own memory stays: the caller frees it.
+ * The rest of destroying a quiesced runtime: its regions leave the tables,
+ * then every descriptor, mapping and member it has goes.  With `destroy`
+ * the regions' memory is unmapped and op_lock destroyed (the caller frees
+ * rt); without (detach.c), the memory stays mapped, unmanaged, and must
+ * hold no swapped page, and rt stays a runtime with no region whose lock
+ * a thread of the program may still take.
  */
-void runtime_release(struct uswap_runtime *rt, bool unmap)
+void runtime_release(struct uswap_runtime *rt, bool destroy)
 {
 	size_t fsize = (size_t)1 << rt->folio_shift;
 
@@ -726,7 +728,7 @@ void runtime_release(struct uswap_runtime *rt, bool unmap)
 		struct region *r = rt->regions[--rt->nr_regions];
 
 		region_drop_range(r, r->start, r->end, true);
-		if (unmap)
+		if (destroy)
 			prim_munmap((void *)r->start, r->end - r->start);
 		region_put(r);
 	}
@@ -742,8 +744,10 @@ void runtime_release(struct uswap_runtime *rt, bool unmap)
 	zswap_stop(rt);
 	swapoff_all(rt);
 	memcg_destroy(rt);
-	region_table_destroy(rt);
-	pthread_rwlock_destroy(&rt->op_lock);
+	if (destroy) {
+		region_table_destroy(rt);
+		pthread_rwlock_destroy(&rt->op_lock);
+	}
 	pthread_mutex_lock(&runtimes_lock);
 	live_put_locked();
 	pthread_mutex_unlock(&runtimes_lock);

@@ -13,6 +13,8 @@
  *    shared (or is the tree's budget);
  *  - its own memory, written before the change and evicted, reads back
  *    byte-exact;
+ *  - its environment no longer leads a program it execs into the tree
+ *    (no USWAP_TREE_FD, uswap out of LD_PRELOAD);
  *  - it reads every file it can still reach (its descriptors, the
  *    parent's /proc/PID/fd) looking for the secret, and writes a pattern
  *    over every one it can write (what a worker would plant).
@@ -150,6 +152,14 @@ static int worker_checks(const char *own, const int *mine, unsigned nmine,
 
 	/* Its own memory first, before the attack could touch anything. */
 	bad = bad_pages(own, OWN_SIZE, OWN_VERSION);
+	/* Nothing leads what it execs from now on back into the tree. */
+	if (getenv("USWAP_TREE_FD") ||
+	    (getenv("LD_PRELOAD") && strstr(getenv("LD_PRELOAD"), "libuswap"))) {
+		fprintf(stderr, "worker: its environment still names the tree: USWAP_TREE_FD=%s LD_PRELOAD=%s\n",
+			getenv("USWAP_TREE_FD") ? getenv("USWAP_TREE_FD") : "",
+			getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
+		failures++;
+	}
 	d = opendir("/proc/self/fd");
 	if (!d)
 		t_fail("worker: opendir /proc/self/fd: %s", strerror(errno));
