@@ -16,7 +16,12 @@
  * clears its FD_CLOEXEC for that exec (the preload library does it for
  * programs that run it), which the fork child here does.
  *
+ * uswap_runtime_detach takes them all too, and every shared mapping:
+ * after it the memory, swapped out before, reads back byte-exact as
+ * ordinary memory of the process's own.
+ *
  * Usage: descriptors [COMPRESSOR|off]
+ *        descriptors --detach [COMPRESSOR|off]   (that part alone: no fork)
  *        descriptors --join FD   (the exec'd image: join, work, destroy)
  */
 #include <dirent.h>
@@ -276,6 +281,54 @@ static void child(struct uswap_runtime *rt, char *mem,
 	leave(rt, before);
 }
 
+/* No shared mapping, and no budget, is left in this process. */
+static void maps_check(const char *when)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	if (!f)
+		t_fail("/proc/self/maps: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8] = "";
+
+		sscanf(line, "%*s %7s", perms);
+		if (perms[3] == 's' || strstr(line, "uswap-tree"))
+			t_fail("%s: %s: still mapped: %s", who, when, line);
+	}
+	fclose(f);
+}
+
+/* Create, evict, detach: the memory stays, byte-exact; nothing else. */
+static void detach(void)
+{
+	struct uswap_runtime *rt;
+	struct fdset before;
+	uint64_t p;
+	char *mem;
+	int err;
+
+	fd_snapshot(&before);
+	rt = runtime(-1);
+	mem = map(rt);
+	fill_check(mem, 1);
+	for (p = 0; p < NPAGES; p++)
+		t_fill(mem + p * T_PAGE, p, 2);
+	check_swapped(rt);
+	err = uswap_runtime_detach(rt);
+	if (err)
+		t_fail("uswap_runtime_detach: %s", strerror(-err));
+	fd_check(&before, "after detach");
+	maps_check("after detach");
+	for (p = 0; p < NPAGES; p++)
+		if (t_check(mem + p * T_PAGE, p, 2))
+			t_fail("%s: page %llu lost version 2 at detach", who,
+			       (unsigned long long)p);
+	fill_check(mem, 3);	/* ordinary memory: written and read */
+	if (munmap(mem, SIZE))
+		t_fail("munmap: %s", strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	struct uswap_runtime *rt;
@@ -287,8 +340,17 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[1], "--join"))
 		return joined(atoi(argv[2]));
+	if (argc > 1 && !strcmp(argv[1], "--detach")) {
+		if (argc > 2)
+			zswap = argv[2];
+		detach();
+		printf("descriptors (pool %s): detach left no descriptor and no shared mapping, memory byte-exact\n",
+		       zswap);
+		return 0;
+	}
 	if (argc > 1)
 		zswap = argv[1];
+	detach();
 
 	/* Create, work, destroy. */
 	fd_snapshot(&before);
