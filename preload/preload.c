@@ -49,6 +49,7 @@ static struct uswap_runtime *rt;
 static pid_t rt_pid;
 static bool disabled;
 static int tree_fd = -1;	/* rt's budget descriptor for exec (canonical) */
+static int joined_fd = -1;	/* the one this image joined by (inherited) */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
@@ -121,6 +122,9 @@ static int create_in_tree(struct uswap_options *opt)
 		snprintf(num, sizeof(num), "%d", fd);
 		setenv("USWAP_TREE_FD", num, 1);
 	}
+	/* Joined: the runtime hands on the very descriptor it joined by. */
+	if ((opt->flags & USWAP_OPT_JOIN_TREE) && fd == opt->tree_fd)
+		joined_fd = fd;
 	__atomic_store_n(&tree_fd, fd >= 0 ? fd : -1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -174,7 +178,11 @@ void preload_leave_tree(void)
 		__atomic_store_n(&tree_fd, -1, __ATOMIC_RELEASE);
 		rt = NULL;
 		(void)uswap_runtime_detach(r);
+		/* The one it joined by stays the caller's, which is this file. */
+		if (joined_fd >= 0)
+			syscall(SYS_close, joined_fd);
 	}
+	joined_fd = -1;
 	disabled = true;
 	__atomic_store_n(&rt_pid, getpid(), __ATOMIC_RELEASE);
 	unsetenv("USWAP_TREE_FD");
