@@ -4,7 +4,9 @@
 # preload library (tests/e2e/exec_budget.c), whichever way it is run
 # (execve, execv, execvp, execvpe, execl, execle, execlp, fexecve,
 # posix_spawn, posix_spawnp, system, popen):
-#  - a dynamic program under the preload joins the launcher's budget;
+#  - a dynamic program under the preload joins the launcher's budget,
+#    also after the launcher dup2()s a file onto the budget descriptor's
+#    number (moved_*: uswap's descriptor moves, USWAP_TREE_FD follows);
 #  - a static program, a set-user-ID program (run by root as another
 #    user made by this test), and a dynamic program exec'd with
 #    LD_PRELOAD taken out of its environment hold no descriptor of it.
@@ -43,7 +45,7 @@ else
 fi
 
 export PATH="$tmp:$PATH"
-hows="execve execv execvp execvpe execl execle execlp fexecve posix_spawn posix_spawnp system popen"
+hows="execve execv execvp execvpe execl execle execlp fexecve posix_spawn posix_spawnp system popen moved_execve moved_system"
 for target in $targets nopreload; do
 	for how in $hows; do
 		prog=$tmp/$target
