@@ -265,7 +265,11 @@ static struct fd_entry *lookup_cur(int n)
 	return NULL;
 }
 
-/* n is a canonical number whose descriptor moved: uswap's threads hold it. */
+/*
+ * n is the canonical number of a descriptor of uswap's: its threads hold
+ * it there, even when the program's table has it elsewhere (moved), and a
+ * new descriptor must not take that number.
+ */
 static bool number_taken(int n)
 {
 	return lookup_program(n) != NULL;
@@ -283,9 +287,9 @@ static int band_base(void)
 }
 
 /*
- * A number for fd in the band (fd closed), or fd itself, close-on-exec,
- * when the band has no room.  Never a canonical number still in use.
- * Caller holds fdt.lock.
+ * A close-on-exec copy of fd at the lowest free number from `from` up that
+ * is no canonical number in use, or -errno (none below RLIMIT_NOFILE).
+ * fd stays open.  Caller holds fdt.lock.
  */
 static int place_high(int fd, int from)
 {
@@ -531,6 +535,49 @@ static void close_all_but(const int *keep, unsigned n)
 	syscall(SYS_close_range, first, ~0u, 0);
 }
 
+/* Is the program leader a zombie (main() returned from pthread_exit)? */
+static bool leader_gone(void)
+{
+	char buf[256];
+	ssize_t n;
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	char *p;
+
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	sys_close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+/*
+ * Does the program's number cur still name e's file?  1 yes, 0 no, -1
+ * cannot tell.  kcmp against this thread's own copy (e->fd) first; else
+ * the program's table by name (the leader's, /proc/self/fd).
+ */
+static int program_has(const struct fd_entry *e, int cur)
+{
+	char path[64];
+	struct stat st;
+
+	if (cur < 0)
+		return 0;
+	if (tls_kind == FDT_PRIVATE &&
+	    syscall(SYS_kcmp, sys_getpid(), sys_gettid(), KCMP_FILE, cur,
+		    e->fd) == 0)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", cur);
+	if (!stat(path, &st))
+		return same_identity(e, &st);
+	if (errno == ENOENT && !leader_gone())
+		return 0;
+	return -1;
+}
+
 void fd_thread_private(const void *owner)
 {
 	static int keep[FDT_MAX + 1];	/* under fdt.lock */
@@ -557,14 +604,22 @@ void fd_thread_private(const void *owner)
 		if (!live(e) || e->tid || (owner && e->owner && e->owner != owner))
 			continue;
 		cur = atomic_load(&e->cur);
-		/* Its canonical number, in this table, names it again. */
-		if (cur != e->fd && (cur < 0 ||
-		    syscall(SYS_dup3, cur, e->fd, O_CLOEXEC) < 0)) {
-			lost = e;
-			lost_cur = cur;
-			break;
-		}
-		if (!identity_ok(e, e->fd)) {
+		/*
+		 * Its canonical number names it in this table already (a
+		 * copy of another of uswap's threads' tables), or is made to
+		 * again from where the program's table has it.
+		 */
+		if (!identity_ok(e, e->fd) &&
+		    (cur < 0 || cur == e->fd ||
+		     syscall(SYS_dup3, cur, e->fd, O_CLOEXEC) < 0 ||
+		     !identity_ok(e, e->fd))) {
+			/*
+			 * Made after the table this one copies (that of
+			 * another of uswap's threads): not for this thread,
+			 * unless the program lost it.
+			 */
+			if (program_has(e, cur))
+				continue;
 			lost = e;
 			lost_cur = cur;
 			break;
@@ -588,53 +643,6 @@ static bool mine(const struct fd_entry *e)
 {
 	return !e->tid && e->seq <= tls_seq &&
 	       (!tls_owner || !e->owner || e->owner == tls_owner);
-}
-
-/* Is the program leader a zombie (main() returned from pthread_exit)? */
-static bool leader_gone(void)
-{
-	char buf[256];
-	ssize_t n;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-	char *p;
-
-	if (fd < 0)
-		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	sys_close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
-}
-
-/*
- * Does the program's number cur still name e's file (e->fd in this
- * thread's own table)?  1 yes, 0 no, -1 cannot tell.
- */
-static int program_has(const struct fd_entry *e, int cur)
-{
-	char path[64];
-	struct stat st;
-	long r;
-
-	if (cur < 0)
-		return 0;
-	r = syscall(SYS_kcmp, sys_getpid(), sys_gettid(), KCMP_FILE, cur, e->fd);
-	if (r == 0)
-		return 1;
-	if (r > 0)
-		return 0;
-	if (errno == EBADF)
-		return 0;
-	/* No kcmp (seccomp, a kernel without it): the program's table by name. */
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", cur);
-	if (!stat(path, &st))
-		return same_identity(e, &st);
-	if (errno == ENOENT && !leader_gone())
-		return 0;
-	return -1;
 }
 
 void fd_check_program(void)
