@@ -7,8 +7,11 @@
  * mremap and madvise, so that every anonymous private mapping of at least
  * --min-region bytes is managed, and (malloc.c) the malloc family, so that
  * large allocations are managed too; pthread_create, so that each new
- * thread tells where it runs (uswap_thread_started).  Only those symbols
- * are exported (preload.map).
+ * thread tells where it runs (uswap_thread_started); the close and dup
+ * families (fds.c: uswap's descriptors stay out of the program's reach),
+ * the exec family and spawns (exec.c: the budget's descriptor goes only
+ * where the preload runs), and the credential changes (creds.c: a process
+ * leaves its tree first).  Only those symbols are exported (preload.map).
  *
  * After fork the runtime carries on in the child, sharing its parent's
  * slots and budget (runtime.c); a child that could not keep it has its
