@@ -215,6 +215,8 @@ static const char help_text[] =
 "                        signal number if it cannot)\n"
 "  A process of the tree that cannot start its runtime exits 125 (unless\n"
 "  USWAP_FALLBACK=run); PROG's status is then 125 too, if PROG was it.\n"
+"  A process of the tree that closed or replaced one of uswap's descriptors\n"
+"  behind its back (a raw system call) is stopped with status 124.\n"
 "\n"
 "Watching a running tree:\n"
 "  uswap stat [--json] [PID]\n"

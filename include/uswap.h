@@ -173,13 +173,29 @@ void uswap_runtime_destroy(struct uswap_runtime *rt);
 int uswap_runtime_usable(const struct uswap_runtime *rt);
 
 /*
- * exec: a descriptor of rt's budget that survives exec (no FD_CLOEXEC),
- * for the next image to join (USWAP_OPT_JOIN_TREE), so that one budget
- * covers a process tree that forks and execs.  Made once and closed by
- * uswap_runtime_destroy; in an image that joined, it is the opt.tree_fd
- * it joined by, which stays the caller's.  -errno.
+ * exec: a descriptor of rt's budget for the next image to join
+ * (USWAP_OPT_JOIN_TREE), so that one budget covers a process tree that
+ * forks and execs.  Close-on-exec, as every descriptor of uswap's: clear
+ * FD_CLOEXEC for an exec whose program will join, and for that exec only
+ * (the preload library does it for programs that load it).  Made once
+ * and closed by uswap_runtime_destroy; in an image that joined, it is the
+ * opt.tree_fd it joined by, which stays the caller's.  -errno.
  */
 int uswap_runtime_tree_fd(struct uswap_runtime *rt);
+
+/*
+ * This process leaves rt's tree for good, as it must before its
+ * credentials change (setuid, setgroups, capset ...): rt's threads stop,
+ * every swapped-out page is read back into place, the memory stays
+ * mapped as ordinary memory, and the process keeps nothing of the tree's
+ * (no descriptor, no shared mapping, no key).  rt is defunct afterwards:
+ * do not use or destroy it.  0, or -EIO when some memory could not be
+ * read in (it raises SIGBUS where it is touched).
+ */
+int uswap_runtime_detach(struct uswap_runtime *rt);
+
+/* Exit status of a program stopped because uswap lost a descriptor. */
+#define USWAP_EXIT_LOST_FD	124
 
 /*
  * Called by each new thread of the program (the preload does it for

@@ -7,8 +7,11 @@
  * mremap and madvise, so that every anonymous private mapping of at least
  * --min-region bytes is managed, and (malloc.c) the malloc family, so that
  * large allocations are managed too; pthread_create, so that each new
- * thread tells where it runs (uswap_thread_started).  Only those symbols
- * are exported (preload.map).
+ * thread tells where it runs (uswap_thread_started); the close and dup
+ * families (fds.c: uswap's descriptors stay out of the program's reach),
+ * the exec family and spawns (exec.c: the budget's descriptor goes only
+ * where the preload runs), and the credential changes (creds.c: a process
+ * leaves its tree first).  Only those symbols are exported (preload.map).
  *
  * After fork the runtime carries on in the child, sharing its parent's
  * slots and budget (runtime.c); a child that could not keep it has its
@@ -41,6 +44,7 @@
 #include <unistd.h>
 
 #include "uswap.h"
+#include "fdtable.h"
 #include "live.h"
 #include "signals.h"
 
@@ -55,6 +59,8 @@ void preload_uswap_leave(void);
 static struct uswap_runtime *rt;
 static pid_t rt_pid;
 static bool disabled;
+static int tree_fd = -1;	/* rt's budget descriptor for exec (canonical) */
+static int joined_fd = -1;	/* the one this image joined by (inherited) */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
@@ -127,7 +133,73 @@ static int create_in_tree(struct uswap_options *opt)
 		snprintf(num, sizeof(num), "%d", fd);
 		setenv("USWAP_TREE_FD", num, 1);
 	}
+	/* Joined: the runtime hands on the very descriptor it joined by. */
+	if ((opt->flags & USWAP_OPT_JOIN_TREE) && fd == opt->tree_fd)
+		joined_fd = fd;
+	__atomic_store_n(&tree_fd, fd >= 0 ? fd : -1, __ATOMIC_RELEASE);
 	return 0;
+}
+
+/*
+ * exec.c: the budget's descriptor for exec of this process's runtime
+ * (canonical number), or -1.  Never makes a runtime.  A vfork child (a
+ * shell's, say) asks about its parent's: it shares the parent's memory,
+ * and its table is a copy of the parent's.
+ */
+int preload_tree_fd(void);
+int preload_tree_fd(void)
+{
+	if (!rt || (__atomic_load_n(&rt_pid, __ATOMIC_ACQUIRE) != getpid() &&
+		    !fd_in_vfork_child()))
+		return -1;
+	return __atomic_load_n(&tree_fd, __ATOMIC_ACQUIRE);
+}
+
+/* fds.c: a dup2 moved uswap's descriptor `canonical`: USWAP_TREE_FD follows. */
+void preload_tree_fd_moved(int canonical);
+void preload_tree_fd_moved(int canonical)
+{
+	char num[16];
+
+	if (canonical < 0 || canonical != preload_tree_fd())
+		return;
+	snprintf(num, sizeof(num), "%d", fd_current(canonical));
+	setenv("USWAP_TREE_FD", num, 1);
+}
+
+/* exec.c: this library out of LD_PRELOAD. */
+void exec_forget_preload(void);
+
+/*
+ * creds.c: this process's credentials are about to change.  It leaves its
+ * tree for good (uswap_runtime_detach: its memory read in, nothing of the
+ * tree's kept) and runs without uswap from now on, as do the programs it
+ * execs later (this library leaves LD_PRELOAD).
+ */
+void preload_leave_tree(void);
+void preload_leave_tree(void)
+{
+	struct uswap_runtime *r;
+
+	pthread_mutex_lock(&init_lock);
+	preload_uswap_enter();
+	r = rt;
+	if (r && rt_pid == getpid() && !disabled) {
+		live_stop();
+		__atomic_store_n(&tree_fd, -1, __ATOMIC_RELEASE);
+		rt = NULL;
+		(void)uswap_runtime_detach(r);
+		/* The one it joined by stays the caller's, which is this file. */
+		if (joined_fd >= 0)
+			syscall(SYS_close, joined_fd);
+	}
+	joined_fd = -1;
+	disabled = true;
+	__atomic_store_n(&rt_pid, getpid(), __ATOMIC_RELEASE);
+	unsetenv("USWAP_TREE_FD");
+	exec_forget_preload();
+	preload_uswap_leave();
+	pthread_mutex_unlock(&init_lock);
 }
 
 /*

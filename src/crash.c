@@ -26,6 +26,7 @@
 
 #include "internal.h"
 #include "crash.h"
+#include "fdtable.h"
 
 /* Initial-exec TLS: nothing allocated on first use (in a handler). */
 static __thread char thread_name[16] __attribute__((tls_model("initial-exec")));
@@ -101,7 +102,7 @@ void crash_line_start(struct crash_line *l)
 void crash_line_write(struct crash_line *l)
 {
 	l->buf[l->len++] = '\n';
-	(void)!write(STDERR_FILENO, l->buf, l->len);
+	fd_stderr_write(l->buf, l->len);	/* uswap's threads have no fd 2 */
 }
 
 const char *crash_signame(int sig, char *buf, size_t len)

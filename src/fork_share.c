@@ -50,14 +50,15 @@
 void fork_share_open(struct uswap_runtime *rt)
 {
 	if (rt->pagemap_fd >= 0)
-		close(rt->pagemap_fd);
-	rt->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+		prim_fd_close(rt->pagemap_fd);
+	rt->pagemap_fd = fd_install(open("/proc/self/pagemap",
+					 O_RDONLY | O_CLOEXEC), FD_PAGEMAP);
 }
 
 void fork_share_close(struct uswap_runtime *rt)
 {
 	if (rt->pagemap_fd >= 0)
-		close(rt->pagemap_fd);
+		prim_fd_close(rt->pagemap_fd);
 	rt->pagemap_fd = -1;
 }
 
@@ -74,7 +75,8 @@ unsigned share_exclusive(struct uswap_runtime *rt, uintptr_t addr, unsigned nr)
 	while (rt->pagemap_fd >= 0 && done < nr) {
 		unsigned n = MIN(nr - done, PM_CHUNK);
 		off_t off = (off_t)(((addr >> PAGE_SHIFT) + done) * sizeof(pm[0]));
-		ssize_t got = pread(rt->pagemap_fd, pm, n * sizeof(pm[0]), off);
+		ssize_t got = prim_pread(rt->pagemap_fd, pm, n * sizeof(pm[0]),
+					 off);
 
 		if (got != (ssize_t)(n * sizeof(pm[0])))
 			break;
@@ -305,7 +307,7 @@ void share_sweep(struct uswap_runtime *rt)
 			if (any) {
 				folio_range(r, j - 1, &a, &len, &p);
 				got = (size_t)((a + len - a0) >> PAGE_SHIFT) * sizeof(pm[0]);
-				if (pread(rt->pagemap_fd, pm, got,
+				if (prim_pread(rt->pagemap_fd, pm, got,
 					  (off_t)((a0 >> PAGE_SHIFT) * sizeof(pm[0]))) != (ssize_t)got)
 					goto out;
 				moved += sweep_folios(rt, r, i, j, a0, pm);

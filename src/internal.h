@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "uswap.h"
+#include "fdtable.h"
 #include "swap.h"
 #include "zswap.h"
 #include "memory_tiers.h"
@@ -429,6 +430,11 @@ int prim_zap_ranges(const struct iovec *iov, size_t n);
    closed when the last one is gone. */
 void prim_self_pidfd_open(void);
 void prim_self_pidfd_close(void);
+/* uswap's descriptors (fdtable.c): close one; a close-on-exec copy of
+   one, installed as kind (or -errno); a byte written to one. */
+void prim_fd_close(int fd);
+int prim_fd_dup(int fd, enum fd_kind kind);
+void prim_fd_poke(int fd);
 void *prim_alloc(size_t len);		/* internal memory: zeroed, page-rounded */
 void prim_free(void *p, size_t len);	/* either kind */
 void *prim_alloc_shared(size_t len);	/* stays shared across fork */
@@ -683,6 +689,12 @@ int watchdog_start(struct uswap_runtime *rt);
 void watchdog_stop(struct uswap_runtime *rt);
 /* Is rt's userfaultfd still there?  If not, the process ends here. */
 void watchdog_check_uffd(struct uswap_runtime *rt);
+
+/* runtime.c: a runtime off the fork list with its threads stopped; then
+   everything it holds let go (destroy: its regions' memory unmapped and
+   its lock destroyed; else it stays a runtime with no region). */
+void runtime_quiesce(struct uswap_runtime *rt);
+void runtime_release(struct uswap_runtime *rt, bool destroy);
 
 /* runtime.c: start an internal thread, every signal blocked (they are the
  * program's), with a small stack.  0 or -errno. */

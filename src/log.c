@@ -5,6 +5,8 @@
  * uswap runs inside someone else's process and may log from its fault
  * path, so messages are formatted on the stack and written with one
  * write(2): no stdio, no malloc, no lock the application could hold.
+ * uswap's own threads have no descriptor 2 (fdtable.c): theirs go to the
+ * program's standard error as it is at the time (fd_stderr_write).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,7 +24,7 @@ static void __attribute__((format(printf, 1, 0))) vlog(const char *fmt, va_list 
 	if (n >= (int)sizeof(buf) - 1)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
-	(void)!write(STDERR_FILENO, buf, (size_t)n);
+	fd_stderr_write(buf, (size_t)n);
 }
 
 void uswap_log(const char *fmt, ...)

@@ -123,7 +123,7 @@ static struct memcg *memcg_map(size_t len, char *name, size_t name_len,
 		close(fd);
 		return NULL;
 	}
-	*fdp = fd;
+	*fdp = fd_install(fd, FD_BUDGET);
 	return p;
 }
 
@@ -241,8 +241,9 @@ static int memcg_join(struct uswap_runtime *rt, int fd)
 		rt->memcg = NULL;
 		return err;
 	}
-	rt->tree_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	rt->tree_fd_exec = fd;		/* already survives exec: hand it on */
+	rt->tree_fd = fd_install(fcntl(fd, F_DUPFD_CLOEXEC, 3), FD_BUDGET);
+	/* The one it joined by: it keeps its number, close-on-exec now. */
+	rt->tree_fd_exec = fd_install_in_place(fd, FD_BUDGET_EXEC);
 	return 0;
 }
 
@@ -295,10 +296,18 @@ int memcg_create(struct uswap_runtime *rt, uint64_t max_bytes,
 	return member_add(rt);
 }
 
+/*
+ * The budget's descriptor for exec'd programs: close-on-exec like every
+ * descriptor of uswap's; whoever execs a program that joins clears the
+ * flag for that exec only (the preload library: preload/exec.c).
+ */
 int memcg_tree_fd(struct uswap_runtime *rt)
 {
-	if (rt->tree_fd_exec < 0 && rt->tree_fd >= 0)
-		rt->tree_fd_exec = fcntl(rt->tree_fd, F_DUPFD, 3);
+	if (rt->tree_fd_exec < 0 && rt->tree_fd >= 0) {
+		int fd = prim_fd_dup(rt->tree_fd, FD_BUDGET_EXEC);
+
+		rt->tree_fd_exec = fd >= 0 ? fd : -1;
+	}
 	return rt->tree_fd_exec >= 0 ? rt->tree_fd_exec : -EBADF;
 }
 
@@ -319,9 +328,11 @@ void memcg_destroy(struct uswap_runtime *rt)
 	memcg_member_release(rt, rt->member);
 	prim_munmap(mc, mc->map_len);
 	if (rt->tree_fd >= 0)
-		close(rt->tree_fd);
+		prim_fd_close(rt->tree_fd);
 	if (rt->tree_fd_exec >= 0 && !joined)
-		close(rt->tree_fd_exec);
+		prim_fd_close(rt->tree_fd_exec);
+	else if (rt->tree_fd_exec >= 0)
+		(void)fd_release(rt->tree_fd_exec);	/* the caller's again */
 	rt->tree_fd = rt->tree_fd_exec = -1;
 	rt->memcg = NULL;
 }

@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "fdtable.h"
 #include "swap_io.h"
 
 #ifndef UFFD_FEATURE_POISON
@@ -704,7 +705,11 @@ struct fault_thread *fault_thread_alloc(struct uswap_runtime *rt, void *buf)
 		if (!ft->buf)
 			goto err_free_ft;
 	}
-	ft->io = swap_io_create(4);
+	/* A spare started by the watchdog makes its ring itself: one made
+	   here, in a thread with a descriptor table of its own, would not be
+	   in the new thread's (fdtable.c). */
+	if (!fd_thread_is_private())
+		ft->io = swap_io_create(4);
 	ft->ra_buf = prim_alloc((size_t)RA_MAX_PAGES << PAGE_SHIFT);
 	if (!ft->ra_buf)
 		goto err_free_io;
@@ -829,6 +834,8 @@ void *fault_thread_main(void *arg)
 	ssize_t err = 0;
 
 	self = ft;
+	if (!ft->io)
+		ft->io = swap_io_create(4);	/* NULL: plain reads */
 	pfd[0].fd = rt->uffd;
 	pfd[0].events = POLLIN;
 	pfd[1].fd = rt->wake_pipe[0];
@@ -849,6 +856,8 @@ void *fault_thread_main(void *arg)
 			err = n ? n : -ENODATA;	/* 0: not a userfaultfd */
 			break;
 		}
+		/* The program's table still has uswap's descriptors. */
+		fd_check_program();
 		for (k = 0; k < n / (ssize_t)sizeof(msgs[0]); k++)
 			serve(ft, &msgs[k]);
 	}

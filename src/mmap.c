@@ -201,6 +201,11 @@ EXPORT void *uswap_mmap(struct uswap_runtime *rt, void *addr, size_t len,
 	} else {
 		settle_range(rt, 0, 0);
 	}
+	if (rt->defunct) {
+		/* The process left its tree meanwhile (detach.c). */
+		settle_done(rt);
+		return prim_mmap(addr, len, prot, flags, fd, offset);
+	}
 	p = prim_mmap(addr, len, prot, flags, fd, offset);
 	if (p == MAP_FAILED) {
 		err = errno;

@@ -474,6 +474,9 @@ static int ring_init(struct swap_io *io, unsigned entries)
 		memset(&p, 0, sizeof(p));
 		err = io_uring_queue_init_params(entries, &io->ring, &p);
 	}
+	if (!err)	/* out of the program's reach (fdtable.c) */
+		io->ring.ring_fd = io->ring.enter_ring_fd =
+			fd_install_tagged(io->ring.ring_fd, FD_RING, io);
 	return err;
 }
 
@@ -526,8 +529,12 @@ void swap_io_destroy(struct swap_io *io)
 {
 	if (!io)
 		return;
-	if (io->have_ring)
+	if (io->have_ring) {
+		/* liburing closes ring_fd: the number in this thread's table. */
+		io->ring.ring_fd = io->ring.enter_ring_fd =
+			fd_release_tagged(io->ring.ring_fd, io);
 		io_uring_queue_exit(&io->ring);
+	}
 	prim_free(io->seal, sizeof(*io->seal));
 	prim_free(io, io->alloc_len);
 }

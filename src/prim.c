@@ -10,6 +10,11 @@
  * syscall(2), never through the libc symbols, because the preload library
  * interposes those.
  *
+ * uswap's descriptors live high in the table, out of the program's reach
+ * (fdtable.c): every one is installed as it is made, and every call here
+ * that takes one translates the number uswap holds into the one the
+ * calling thread's table has (fd_use), and closes through prim_fd_close.
+ *
  * It is also where tests inject faults (USWAP_INJECT, at the end of this
  * file): a failing device, a full disk, an mmap that finds no memory, an
  * address space that changes under a userfaultfd ioctl, a compressor that
@@ -33,6 +38,7 @@
 
 #include "internal.h"
 #include "crash.h"
+#include "fdtable.h"
 
 #ifndef UFFD_FEATURE_WP_UNPOPULATED
 #define UFFD_FEATURE_WP_UNPOPULATED	(1 << 13)
@@ -137,8 +143,50 @@ int prim_uffd_open(uint64_t wanted, uint64_t off, uint64_t *got, int *uffdp)
 	}
 	/* The kernel answers with every feature it has: keep what we asked. */
 	*got = wanted & api.features;
-	*uffdp = fd;
+	*uffdp = fd_install(fd, FD_UFFD);
 	return 0;
+}
+
+/*
+ * Close a descriptor uswap installed (fdtable.c): where it is in the
+ * calling thread's table, with the raw system call (the preload library's
+ * close() refuses uswap's numbers).
+ */
+void prim_fd_close(int fd)
+{
+	int n = fd_release(fd);
+
+	if (n >= 0)
+		syscall(SYS_close, n);
+}
+
+/* A close-on-exec copy of installed descriptor fd, installed as kind. */
+int prim_fd_dup(int fd, enum fd_kind kind)
+{
+	struct fd_entry *e;
+	int n = fcntl(fd_use(fd, &e), F_DUPFD_CLOEXEC, 3);
+
+	fd_unuse(e);
+	return n < 0 ? -errno : fd_install(n, kind);
+}
+
+/* Write one byte to installed descriptor fd (a wake-up pipe). */
+void prim_fd_poke(int fd)
+{
+	struct fd_entry *e;
+
+	(void)!write(fd_use(fd, &e), "x", 1);
+	fd_unuse(e);
+}
+
+/* ioctl(fd, req, arg) on installed descriptor fd: 0 or -errno. */
+static int fd_ioctl(int fd, unsigned long req, void *arg)
+{
+	struct fd_entry *e;
+	int r = ioctl(fd_use(fd, &e), req, arg) < 0 ? -errno : 0;
+
+	fd_unuse(e);
+	return r;
 }
 
 int prim_uffd_register(int uffd, uintptr_t start, size_t len, bool wp)
@@ -149,14 +197,14 @@ int prim_uffd_register(int uffd, uintptr_t start, size_t len, bool wp)
 			(wp ? UFFDIO_REGISTER_MODE_WP : 0),
 	};
 
-	return ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 ? -errno : 0;
+	return fd_ioctl(uffd, UFFDIO_REGISTER, &reg);
 }
 
 int prim_uffd_unregister(int uffd, uintptr_t start, size_t len)
 {
 	struct uffdio_range range = { .start = start, .len = len };
 
-	return ioctl(uffd, UFFDIO_UNREGISTER, &range) < 0 ? -errno : 0;
+	return fd_ioctl(uffd, UFFDIO_UNREGISTER, &range);
 }
 
 /*
@@ -232,9 +280,12 @@ static int uffd_copy_once(int uffd, struct uffdio_copy *c)
 int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
 		   bool wp, size_t *copied)
 {
+	struct fd_entry *fe;
+	const int canonical = uffd;
 	size_t done = 0;
 	int ret = 0;
 
+	uffd = fd_use(canonical, &fe);
 	while (done < len) {
 		struct uffdio_copy c = {
 			.dst = dst + done,
@@ -258,10 +309,11 @@ int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
 			ret = -err;
 			break;
 		}
-		prim_uffd_wake(uffd, dst + done, PAGE_SIZE);
+		prim_uffd_wake(canonical, dst + done, PAGE_SIZE);
 		done += PAGE_SIZE;
 		ret = -EEXIST;
 	}
+	fd_unuse(fe);
 	if (copied)
 		*copied = MIN(done, len);
 	return ret;
@@ -286,15 +338,16 @@ int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect, bool wake)
 			(wake ? 0 : UFFDIO_WRITEPROTECT_MODE_DONTWAKE),
 	};
 
+	int err;
+
 	for (;;) {
 		if (prim_inject(INJECT_UFFD_EAGAIN, -1)) {
 			uffd_eagain++;	/* as the kernel's EAGAIN: again */
 			continue;
 		}
-		if (ioctl(uffd, UFFDIO_WRITEPROTECT, &w) == 0)
-			return 0;
-		if (errno != EAGAIN)
-			return -errno;
+		err = fd_ioctl(uffd, UFFDIO_WRITEPROTECT, &w);
+		if (err != -EAGAIN)
+			return err;
 		uffd_eagain++;
 	}
 }
@@ -307,7 +360,7 @@ int prim_uffd_poison(int uffd, uintptr_t start, size_t len)
 {
 	struct uffdio_poison p = { .range = { .start = start, .len = len } };
 
-	return ioctl(uffd, UFFDIO_POISON, &p) < 0 ? -errno : 0;
+	return fd_ioctl(uffd, UFFDIO_POISON, &p);
 }
 
 /*
@@ -326,7 +379,7 @@ int prim_uffd_wake(int uffd, uintptr_t start, size_t len)
 {
 	struct uffdio_range range = { .start = start, .len = len };
 
-	return ioctl(uffd, UFFDIO_WAKE, &range) < 0 ? -errno : 0;
+	return fd_ioctl(uffd, UFFDIO_WAKE, &range);
 }
 
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
@@ -362,7 +415,11 @@ int prim_madvise(void *addr, size_t len, int advice)
 	return syscall(SYS_madvise, addr, len, advice) < 0 ? -errno : 0;
 }
 
-/* This process's pidfd (self_pidfd), or -errno. */
+/*
+ * This process's pidfd (self_pidfd), or -errno.  One of uswap's threads,
+ * whose table is its own (fdtable.c), never opens it: one it opened would
+ * be in its table only.
+ */
 static int self_pidfd_get(void)
 {
 	uint64_t cur = atomic_load(&self_pidfd), mine;
@@ -372,19 +429,38 @@ static int self_pidfd_get(void)
 	for (;;) {
 		if (cur && (pid_t)(cur >> 32) == pid)
 			return (int)(uint32_t)cur;
+		if (fd_thread_is_private())
+			return -EBADF;
 		/* Close-on-exec: every pidfd is. */
 		fd = (int)syscall(SYS_pidfd_open, pid, 0);
 		if (fd < 0)
 			return -errno;
+		fd = fd_install_process(fd, FD_PIDFD);
 		mine = (uint64_t)pid << 32 | (uint32_t)fd;
 		if (atomic_compare_exchange_strong(&self_pidfd, &cur, mine)) {
 			/* The parent's, inherited at fork: nobody here uses it. */
 			if (cur)
-				close((int)(uint32_t)cur);
+				prim_fd_close((int)(uint32_t)cur);
 			return fd;
 		}
-		close(fd);	/* another thread was first: cur is its */
+		prim_fd_close(fd);	/* another thread was first: cur is its */
 	}
+}
+
+/*
+ * A fork child that had the pidfd opens its own at once, in the program's
+ * table, before its runtimes start their threads (registered before the
+ * runtime's own fork handlers, which run after this one).
+ */
+static void self_pidfd_fork_child(void)
+{
+	if (atomic_load(&self_pidfd))
+		(void)self_pidfd_get();
+}
+
+static void self_pidfd_atfork(void)
+{
+	pthread_atfork(NULL, NULL, self_pidfd_fork_child);
 }
 
 /*
@@ -394,6 +470,9 @@ static int self_pidfd_get(void)
  */
 void prim_self_pidfd_open(void)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, self_pidfd_atfork);
 	(void)self_pidfd_get();
 }
 
@@ -402,7 +481,7 @@ void prim_self_pidfd_close(void)
 	uint64_t cur = atomic_exchange(&self_pidfd, 0);
 
 	if (cur)
-		close((int)(uint32_t)cur);
+		prim_fd_close((int)(uint32_t)cur);
 }
 
 /*
@@ -425,10 +504,13 @@ int prim_zap_ranges(const struct iovec *iov, size_t n)
 				no_process_madvise = true;
 			break;		/* or out of descriptors: this time */
 		}
+		struct fd_entry *e;
+
 		for (j = 0; j < batch; j++)
 			want += iov[i + j].iov_len;
-		done = syscall(SYS_process_madvise, fd, iov + i, batch,
-			       MADV_DONTNEED, 0);
+		done = syscall(SYS_process_madvise, fd_use(fd, &e), iov + i,
+			       batch, MADV_DONTNEED, 0);
+		fd_unuse(e);
 		if (done < 0) {
 			if (errno == EINVAL || errno == ENOSYS ||
 			    errno == EPERM || errno == EBADF) {
@@ -540,9 +622,12 @@ void prim_free(void *p, size_t len)
  */
 ssize_t prim_pwritev(int fd, const struct iovec *iov, int n, off_t off)
 {
-	ssize_t r = syscall(SYS_pwritev, fd, iov, n, (long)off, 0L);
+	struct fd_entry *e;
+	ssize_t r = syscall(SYS_pwritev, fd_use(fd, &e), iov, n, (long)off, 0L);
 
-	return r < 0 ? -errno : r;
+	r = r < 0 ? -errno : r;
+	fd_unuse(e);
+	return r;
 }
 
 /*
@@ -551,16 +636,24 @@ ssize_t prim_pwritev(int fd, const struct iovec *iov, int n, off_t off)
  */
 int prim_fallocate(int fd, int mode, off_t off, off_t len)
 {
+	struct fd_entry *e;
+	int r;
+
 	if (mode == 0 && prim_inject(INJECT_ENOSPC, fd))
 		return -ENOSPC;
-	return fallocate(fd, mode, off, len) < 0 ? -errno : 0;
+	r = fallocate(fd_use(fd, &e), mode, off, len) < 0 ? -errno : 0;
+	fd_unuse(e);
+	return r;
 }
 
 ssize_t prim_pread(int fd, void *buf, size_t len, off_t off)
 {
-	ssize_t r = syscall(SYS_pread64, fd, buf, len, (long)off);
+	struct fd_entry *e;
+	ssize_t r = syscall(SYS_pread64, fd_use(fd, &e), buf, len, (long)off);
 
-	return r < 0 ? -errno : r;
+	r = r < 0 ? -errno : r;
+	fd_unuse(e);
+	return r;
 }
 
 uint64_t prim_now_us(void)

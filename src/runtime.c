@@ -62,6 +62,22 @@ static int fork_member[MAX_RUNTIMES];	/* the child's member, or -1 */
 static int start_workers(struct uswap_runtime *rt);
 static void stop_threads(struct uswap_runtime *rt);
 
+/* The pipe that wakes the fault threads at shutdown, high and recorded. */
+static int wake_pipe_open(struct uswap_runtime *rt)
+{
+	if (pipe2(rt->wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+		return -errno;
+	rt->wake_pipe[0] = fd_install(rt->wake_pipe[0], FD_WAKE);
+	rt->wake_pipe[1] = fd_install(rt->wake_pipe[1], FD_WAKE);
+	return 0;
+}
+
+static void wake_pipe_close(struct uswap_runtime *rt)
+{
+	prim_fd_close(rt->wake_pipe[0]);
+	prim_fd_close(rt->wake_pipe[1]);
+}
+
 /*
  * A runtime of this process is gone (destroyed, failed to start, or left
  * behind in a fork child): after the last one, the pidfd that prim.c
@@ -225,14 +241,13 @@ static void child_materialize(struct uswap_runtime *rt, int member)
 		memcg_member_release(rt, (unsigned)member);
 	}
 	child_forget_workers(rt);
-	close(rt->uffd);
+	prim_fd_close(rt->uffd);
 	fork_share_close(rt);
-	close(rt->wake_pipe[0]);
-	close(rt->wake_pipe[1]);
+	wake_pipe_close(rt);
 	/* The devices are shared with the parent: close our descriptors only. */
 	for (k = 0; k < rt->nr_swap; k++)
 		if (rt->swap[k].fd >= 0)
-			close(rt->swap[k].fd);
+			prim_fd_close(rt->swap[k].fd);
 	rt->nr_regions = 0;
 	rt->defunct = true;
 }
@@ -291,7 +306,7 @@ static int child_restart(struct uswap_runtime *rt)
 	}
 	child_drop_clean(rt);
 
-	close(rt->uffd);
+	prim_fd_close(rt->uffd);
 	err = prim_uffd_open(rt->features, rt->opt.uffd_features_off,
 			     &rt->features, &rt->uffd);
 	if (err)
@@ -307,10 +322,10 @@ static int child_restart(struct uswap_runtime *rt)
 	err = fork_share_child(rt);
 	if (err)
 		return err;
-	close(rt->wake_pipe[0]);
-	close(rt->wake_pipe[1]);
-	if (pipe2(rt->wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
+	wake_pipe_close(rt);
+	err = wake_pipe_open(rt);
+	if (err)
+		return err;
 	child_forget_workers(rt);
 	err = start_workers(rt);
 	if (err)
@@ -340,8 +355,10 @@ static void fork_child(void)
 
 		if (!rt || rt->defunct)
 			continue;
+		fd_owner_set(rt);
 		if (fork_member[i] >= 0)
 			err = child_restart(rt);
+		fd_owner_set(NULL);
 		if (!err)
 			continue;
 		uswap_log("fork: the child cannot keep its memory managed (%s): reading it in",
@@ -389,9 +406,13 @@ struct thread_start {
 	void *(*fn)(void *);
 	void *arg;
 	char name[16];
+	const void *owner;	/* its runtime (fd_owner_get of its maker) */
 };
 
-/* The new thread names itself (prctl: no file to open in the program). */
+/*
+ * The new thread names itself (prctl: no file to open in the program),
+ * and takes a descriptor table of its own (fdtable.c).
+ */
 static void *thread_trampoline(void *p)
 {
 	struct thread_start ts = *(struct thread_start *)p;
@@ -399,6 +420,7 @@ static void *thread_trampoline(void *p)
 	free(p);
 	prctl(PR_SET_NAME, ts.name);
 	crash_thread_mark(ts.name);	/* a crash here is uswap's (crash.c) */
+	fd_thread_private(ts.owner);
 	return ts.fn(ts.arg);
 }
 
@@ -418,6 +440,7 @@ int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 		return -ENOMEM;
 	ts->fn = fn;
 	ts->arg = arg;
+	ts->owner = fd_owner_get();
 	snprintf(ts->name, sizeof(ts->name), "%s", name);
 	sigfillset(&all);
 	crash_sigmask(&all);		/* but its own faults (crash.c) */
@@ -437,7 +460,7 @@ static void stop_threads(struct uswap_runtime *rt)
 	unsigned i;
 
 	rt->stopping = true;
-	(void)!write(rt->wake_pipe[1], "x", 1);
+	prim_fd_poke(rt->wake_pipe[1]);
 	memcg_wake_all(rt->memcg);
 	watchdog_stop(rt);	/* before it starts a fault thread again */
 	for (i = 0; i < rt->nr_fault_threads; i++) {
@@ -572,6 +595,7 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 		err = -ENOMEM;
 		goto err_put;
 	}
+	fd_owner_set(rt);	/* what is installed now is rt's */
 	if (opt)
 		rt->opt = *opt;
 	else
@@ -628,10 +652,9 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 		err = -ENOMEM;
 		goto err_bufs;
 	}
-	if (pipe2(rt->wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-		err = -errno;
+	err = wake_pipe_open(rt);
+	if (err)
 		goto err_bufs;
-	}
 
 	err = start_workers(rt);
 	if (err)
@@ -640,13 +663,13 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	if (err)
 		goto err_threads;
 	atomic_store(&rt->stat->ev[USWAP_MAX_BYTES], rt->opt.max);
+	fd_owner_set(NULL);
 	*rtp = rt;
 	return 0;
 
 err_threads:
 	stop_threads(rt);
-	close(rt->wake_pipe[0]);
-	close(rt->wake_pipe[1]);
+	wake_pipe_close(rt);
 err_bufs:
 	if (rt->zero_buf != MAP_FAILED && rt->zero_buf)
 		prim_munmap(rt->zero_buf, (size_t)1 << MAX_FOLIO_SHIFT);
@@ -663,10 +686,11 @@ err_regions:
 err_close_uffd:
 	pthread_rwlock_destroy(&rt->op_lock);
 	fork_share_close(rt);
-	close(rt->uffd);
+	prim_fd_close(rt->uffd);
 err_free:
 	prim_free(rt, sizeof(*rt));
 err_put:
+	fd_owner_set(NULL);
 	pthread_mutex_lock(&runtimes_lock);
 	live_put_locked();
 	pthread_mutex_unlock(&runtimes_lock);
@@ -683,42 +707,66 @@ EXPORT int uswap_runtime_tree_fd(struct uswap_runtime *rt)
 	return rt && !rt->defunct ? memcg_tree_fd(rt) : -EINVAL;
 }
 
-EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
+/*
+ * Take rt off the list that fork handles and stop its threads: nothing
+ * but the caller runs it from here (destroy, detach.c).
+ */
+void runtime_quiesce(struct uswap_runtime *rt)
 {
-	size_t fsize;
-
-	if (!rt)
-		return;
-	if (rt->defunct)
-		return;		/* a child's copy: nothing of it is ours */
-	fsize = (size_t)1 << rt->folio_shift;
 	runtime_list_del(rt);
 	stop_threads(rt);
+}
+
+/*
+ * The rest of destroying a quiesced runtime: its regions leave the tables,
+ * then every descriptor, mapping and member it has goes.  With `destroy`
+ * the regions' memory is unmapped and op_lock destroyed (the caller frees
+ * rt); without (detach.c), the memory stays mapped, unmanaged, and must
+ * hold no swapped page, and rt stays a runtime with no region whose lock
+ * a thread of the program may still take.
+ */
+void runtime_release(struct uswap_runtime *rt, bool destroy)
+{
+	size_t fsize = (size_t)1 << rt->folio_shift;
+
 	pthread_rwlock_wrlock(&rt->op_lock);
 	memcg_share_lock(rt->memcg);	/* fork_share.c: look, then unmap */
 	while (rt->nr_regions) {
 		struct region *r = rt->regions[--rt->nr_regions];
 
 		region_drop_range(r, r->start, r->end, true);
-		prim_munmap((void *)r->start, r->end - r->start);
+		if (destroy)
+			prim_munmap((void *)r->start, r->end - r->start);
 		region_put(r);
 	}
 	memcg_share_unlock(rt->memcg);
 	pthread_rwlock_unlock(&rt->op_lock);
 	fork_share_close(rt);
-	close(rt->wake_pipe[0]);
-	close(rt->wake_pipe[1]);
-	close(rt->uffd);
+	wake_pipe_close(rt);
+	prim_fd_close(rt->uffd);
+	rt->uffd = -1;
 	prim_munmap(rt->zero_buf, (size_t)1 << MAX_FOLIO_SHIFT);
 	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
 	tiering_destroy(rt);
 	zswap_stop(rt);
 	swapoff_all(rt);
 	memcg_destroy(rt);
-	region_table_destroy(rt);
-	pthread_rwlock_destroy(&rt->op_lock);
-	prim_free(rt, sizeof(*rt));
+	if (destroy) {
+		region_table_destroy(rt);
+		pthread_rwlock_destroy(&rt->op_lock);
+	}
 	pthread_mutex_lock(&runtimes_lock);
 	live_put_locked();
 	pthread_mutex_unlock(&runtimes_lock);
+}
+
+EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
+{
+	if (!rt)
+		return;
+	if (rt->defunct)
+		return;		/* a child's copy: nothing of it is ours */
+	runtime_quiesce(rt);
+	runtime_release(rt, true);
+	prim_free(rt, sizeof(*rt));
 }

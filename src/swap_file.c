@@ -104,7 +104,7 @@ int swap_file_create(struct swap_info *si, const char *dir, uint64_t size)
 		close(fd);
 		return err;
 	}
-	si->fd = fd;
+	si->fd = fd_install(fd, FD_DEVICE);
 	si->provision = provision_cluster;
 	snprintf(si->path, sizeof(si->path), "%s/uswap-%d (deleted)", dir,
 		 (int)getpid());
@@ -116,7 +116,7 @@ void swap_file_close(struct swap_info *si)
 {
 	swap_discard_disable(si);
 	if (si->fd >= 0)
-		close(si->fd);
+		prim_fd_close(si->fd);
 	si->fd = -1;
 }
 

@@ -171,7 +171,7 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 		close(fd);
 		return err;
 	}
-	si->fd = fd;
+	si->fd = fd_install(fd, FD_DEVICE);
 	si->direct = direct;
 	si->provision = blk ? NULL : provision;
 	if (sp->discard) {
@@ -399,7 +399,7 @@ static void swap_detach(struct uswap_runtime *rt)
 		struct swap_info *si = &rt->swap[k];
 
 		if (si->fd >= 0)
-			close(si->fd);
+			prim_fd_close(si->fd);
 		if (si->discard)
 			prim_munmap(si->discard, si->discard->alloc_len);
 		prim_free((void *)si->owners, (size_t)TREE_MAX_MEMBERS *

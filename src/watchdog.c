@@ -72,15 +72,16 @@ unserved(const char *fmt, ...)
 }
 
 /*
- * Is descriptor fd no longer a userfaultfd?  /proc/self/fd says what it
- * is; without /proc, whether it is open at all.
+ * Is descriptor fd no longer a userfaultfd in this thread's table (uswap's
+ * threads have tables of their own: fdtable.c)?  /proc/thread-self/fd says
+ * what it is; without /proc, whether it is open at all.
  */
 static bool uffd_gone(int fd, char *what, size_t len)
 {
 	char path[64], target[128];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	snprintf(path, sizeof(path), "/proc/thread-self/fd/%d", fd);
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n >= 0) {
 		target[n] = 0;

@@ -10,13 +10,25 @@
  * evicts (process_madvise on a pidfd), and hands out its budget's
  * descriptor for exec (uswap_runtime_tree_fd): the three that leaked.
  *
+ * Every descriptor a runtime adds is close-on-exec and high in the table
+ * (at least half of min(RLIMIT_NOFILE, 4096)), out of the program's way;
+ * the budget's descriptor for exec crosses exec only when the caller
+ * clears its FD_CLOEXEC for that exec (the preload library does it for
+ * programs that run it), which the fork child here does.
+ *
+ * uswap_runtime_detach takes them all too, and every shared mapping:
+ * after it the memory, swapped out before, reads back byte-exact as
+ * ordinary memory of the process's own.
+ *
  * Usage: descriptors [COMPRESSOR|off]
+ *        descriptors --detach [COMPRESSOR|off]   (that part alone: no fork)
  *        descriptors --join FD   (the exec'd image: join, work, destroy)
  */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -116,6 +128,38 @@ static void fd_check(const struct fdset *before, const char *when)
 				when, before->fd[i], before->target[i]);
 	t_fail("%s (pool %s): descriptors %s differ from those before the runtime",
 	       who, zswap, when);
+}
+
+/*
+ * The descriptors the runtime added (those now not in before) are all
+ * close-on-exec, and high: at least half of the top uswap uses.
+ */
+static void fd_check_high(const struct fdset *before, const char *when)
+{
+	struct rlimit rl;
+	struct fdset now;
+	long top = 4096;
+	unsigned i, added = 0;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < (rlim_t)top)
+		top = (long)rl.rlim_cur;
+	fd_snapshot(&now);
+	for (i = 0; i < now.n; i++) {
+		int fl;
+
+		if (fd_has(before, now.fd[i], now.target[i]))
+			continue;
+		added++;
+		fl = fcntl(now.fd[i], F_GETFD);
+		if (fl < 0 || !(fl & FD_CLOEXEC))
+			t_fail("%s: %s: descriptor %d=%s is not close-on-exec",
+			       who, when, now.fd[i], now.target[i]);
+		if (now.fd[i] < top / 2)
+			t_fail("%s: %s: descriptor %d=%s is low (below %ld)",
+			       who, when, now.fd[i], now.target[i], top / 2);
+	}
+	if (!added)
+		t_fail("%s: %s: the runtime added no descriptor", who, when);
 }
 
 /* Write version to every page, then check them all (through the swap). */
@@ -237,6 +281,54 @@ static void child(struct uswap_runtime *rt, char *mem,
 	leave(rt, before);
 }
 
+/* No shared mapping, and no budget, is left in this process. */
+static void maps_check(const char *when)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	if (!f)
+		t_fail("/proc/self/maps: %s", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8] = "";
+
+		sscanf(line, "%*s %7s", perms);
+		if (perms[3] == 's' || strstr(line, "uswap-tree"))
+			t_fail("%s: %s: still mapped: %s", who, when, line);
+	}
+	fclose(f);
+}
+
+/* Create, evict, detach: the memory stays, byte-exact; nothing else. */
+static void detach(void)
+{
+	struct uswap_runtime *rt;
+	struct fdset before;
+	uint64_t p;
+	char *mem;
+	int err;
+
+	fd_snapshot(&before);
+	rt = runtime(-1);
+	mem = map(rt);
+	fill_check(mem, 1);
+	for (p = 0; p < NPAGES; p++)
+		t_fill(mem + p * T_PAGE, p, 2);
+	check_swapped(rt);
+	err = uswap_runtime_detach(rt);
+	if (err)
+		t_fail("uswap_runtime_detach: %s", strerror(-err));
+	fd_check(&before, "after detach");
+	maps_check("after detach");
+	for (p = 0; p < NPAGES; p++)
+		if (t_check(mem + p * T_PAGE, p, 2))
+			t_fail("%s: page %llu lost version 2 at detach", who,
+			       (unsigned long long)p);
+	fill_check(mem, 3);	/* ordinary memory: written and read */
+	if (munmap(mem, SIZE))
+		t_fail("munmap: %s", strerror(errno));
+}
+
 int main(int argc, char **argv)
 {
 	struct uswap_runtime *rt;
@@ -248,8 +340,17 @@ int main(int argc, char **argv)
 
 	if (argc > 2 && !strcmp(argv[1], "--join"))
 		return joined(atoi(argv[2]));
+	if (argc > 1 && !strcmp(argv[1], "--detach")) {
+		if (argc > 2)
+			zswap = argv[2];
+		detach();
+		printf("descriptors (pool %s): detach left no descriptor and no shared mapping, memory byte-exact\n",
+		       zswap);
+		return 0;
+	}
 	if (argc > 1)
 		zswap = argv[1];
+	detach();
 
 	/* Create, work, destroy. */
 	fd_snapshot(&before);
@@ -259,6 +360,7 @@ int main(int argc, char **argv)
 	check_swapped(rt);
 	if (uswap_runtime_tree_fd(rt) < 0)
 		t_fail("uswap_runtime_tree_fd failed");
+	fd_check_high(&before, "with a runtime");
 	uswap_runtime_destroy(rt);
 	fd_check(&before, "after create and destroy");
 
@@ -284,6 +386,9 @@ int main(int argc, char **argv)
 	if (pid < 0)
 		t_fail("fork: %s", strerror(errno));
 	if (pid == 0) {
+		/* Close-on-exec: this exec is one that joins. */
+		if (fcntl(fd, F_SETFD, 0))
+			_exit(126);
 		execl("/proc/self/exe", argv[0], "--join", num, (char *)NULL);
 		_exit(127);
 	}

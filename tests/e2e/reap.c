@@ -22,6 +22,7 @@
  *
  * Usage: reap   (reap member FD: the exec'd image, internal)
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <sys/mman.h>
@@ -154,7 +155,7 @@ int main(int argc, char **argv)
 {
 	struct uswap_options opt;
 	pid_t kids[NCHILD], exe, grand;
-	int ready[2], k;
+	int ready[2], k, fd;
 	char num[16];
 
 	if (argc == 3 && !strcmp(argv[1], "member"))
@@ -193,7 +194,11 @@ int main(int argc, char **argv)
 	if (exe < 0)
 		t_fail("fork: %s", strerror(errno));
 	if (exe == 0) {
-		snprintf(num, sizeof(num), "%d", uswap_runtime_tree_fd(rt));
+		fd = uswap_runtime_tree_fd(rt);
+		/* Close-on-exec: this exec joins, so it crosses it. */
+		if (fd < 0 || fcntl(fd, F_SETFD, 0))
+			_exit(126);
+		snprintf(num, sizeof(num), "%d", fd);
 		setenv("USWAP_TREE_FD", num, 1);
 		snprintf(num, sizeof(num), "%d", ready[1]);
 		execl("/proc/self/exe", argv[0], "member", num, (char *)NULL);

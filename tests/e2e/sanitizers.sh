@@ -4,8 +4,10 @@
 # ThreadSanitizer (build/asan, build/tsan), with and without the compressed
 # pool, the slot allocator's threads, the page I/O and the pool's writeback
 # unit tests, two fault-injection scenarios, the watchdog's (fault threads
-# that fail, stop serving, or lose their userfaultfd), and the fork,
-# fork_share, reap and stopped-member tests;
+# that fail, stop serving, or lose their userfaultfd), a runtime leaving
+# its tree (uswap_runtime_detach: uswap's threads on descriptor tables of
+# their own), and the fork, fork_share, reap, stopped-member and
+# descriptors tests;
 # any sanitizer report fails.  A child after fork
 # starts threads of its own (its runtime carries on): TSan allows that with
 # die_after_fork=0, but its thread registry then trips over the parent's
@@ -16,7 +18,7 @@ cd "$(dirname "$0")/../.."
 for san in asan tsan; do
 	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
 		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork build/$san/tests/e2e/fork_share build/$san/tests/e2e/reap \
-		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt build/$san/tests/e2e/hold build/$san/tests/e2e/watchdog \
+		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt build/$san/tests/e2e/hold build/$san/tests/e2e/watchdog build/$san/tests/e2e/descriptors \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
 		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
@@ -54,12 +56,15 @@ for san in asan tsan; do
 	build/$san/tests/unit/crypt >/dev/null || { echo "$san: unit crypt failed"; exit 1; }
 	build/$san/tests/e2e/encrypt pool 16K >/dev/null || { echo "$san: encrypt pool failed"; exit 1; }
 	build/$san/tests/e2e/encrypt tamper move_seal >/dev/null || { echo "$san: encrypt tamper failed"; exit 1; }
+	# Memory read back in as a runtime leaves its tree; nothing of it left.
+	build/$san/tests/e2e/descriptors --detach lz4 >/dev/null || { echo "$san: descriptors --detach failed"; exit 1; }
 	if [ $san = asan ]; then
 		build/$san/tests/e2e/fork 16K lz4 || { echo "$san: fork failed"; exit 1; }
 		build/$san/tests/e2e/fork_share 16K lz4 >/dev/null || { echo "$san: fork_share failed"; exit 1; }
 		build/$san/tests/e2e/fork_share 4K off >/dev/null || { echo "$san: fork_share 4K failed"; exit 1; }
 		build/$san/tests/e2e/reap >/dev/null || { echo "$san: reap failed"; exit 1; }
 		build/$san/tests/e2e/watchdog stopped >/dev/null || { echo "$san: watchdog stopped failed"; exit 1; }
+		build/$san/tests/e2e/descriptors lz4 >/dev/null || { echo "$san: descriptors failed"; exit 1; }
 		build/$san/tests/e2e/encrypt fork 64K pool >/dev/null || { echo "$san: encrypt fork failed"; exit 1; }
 	fi
 done

@@ -1281,6 +1281,9 @@ static void api_start(bool own)
 		fd = uswap_runtime_tree_fd(api_rt);
 		if (fd < 0)
 			t_fail("uswap_runtime_tree_fd: %s", strerror(-fd));
+		/* Close-on-exec: every exec of this program joins, so it goes. */
+		if (fcntl(fd, F_SETFD, 0))
+			t_fail("fcntl: %s", strerror(errno));
 		snprintf(num, sizeof(num), "%d", fd);
 		setenv("USWAP_TREE_FD", num, 1);
 	}
