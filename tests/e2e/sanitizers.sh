@@ -45,13 +45,13 @@ for san in asan tsan; do
 	build/$san/tests/e2e/inject corrupt >/dev/null || { echo "$san: inject corrupt failed"; exit 1; }
 	build/$san/tests/e2e/inject uffd_eexist 16K >/dev/null || { echo "$san: inject uffd_eexist failed"; exit 1; }
 	# The watchdog: fault threads started again, a spare for a stuck one,
-	# and the end (status 123) when the userfaultfd is gone.
+	# and the end (status 124: fdtable.c) when the userfaultfd is closed.
 	USWAP_INJECT=uffd_read_eio=300 build/$san/tests/e2e/watchdog serve >/dev/null 2>&1 ||
 		{ echo "$san: watchdog, reads that fail, failed"; exit 1; }
 	USWAP_INJECT=fault_stall=2000 build/$san/tests/e2e/watchdog serve >/dev/null 2>&1 ||
 		{ echo "$san: watchdog, a stuck thread, failed"; exit 1; }
 	build/$san/tests/e2e/watchdog close >/dev/null 2>&1
-	[ $? -eq 123 ] || { echo "$san: watchdog close did not exit 123"; exit 1; }
+	[ $? -eq 124 ] || { echo "$san: watchdog close did not exit 124"; exit 1; }
 	# Encryption at rest: sealed batches and writeback, a tampered slot.
 	build/$san/tests/unit/crypt >/dev/null || { echo "$san: unit crypt failed"; exit 1; }
 	build/$san/tests/e2e/encrypt pool 16K >/dev/null || { echo "$san: encrypt pool failed"; exit 1; }
