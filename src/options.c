@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * options.c - the options of a runtime: setting them by name and from the
- * environment, and what each one accepts.
+ * environment, reading them back, and what each kind of value accepts.
  *
  * The CLI (flags), the preload library (USWAP_* variables) and programs
  * that link libuswap all describe a runtime with one struct uswap_options.
- * This file is the one place that knows what each option accepts, so that
- * a bad value gets the same one-line message wherever it comes from:
- * "--max: ..." for a flag, "USWAP_MAX: ..." for a variable.  Nothing is
- * half-applied: a failing call leaves the options as they were.  Whether a
- * whole set of options holds together, and the documented defaults that
- * fill what was left out, are options_defaults.c's.
+ * What options there are is the option table's (option_table.c: one row
+ * per option); this file sets, reads back and checks each kind of value a
+ * row may have (enum option_kind), so that a bad value gets the same
+ * one-line message wherever it comes from: "--max: ..." for a flag,
+ * "USWAP_MAX: ..." for a variable.  Nothing is half-applied: a failing
+ * call leaves the options as they were.  Whether a whole set of options
+ * holds together, and the documented defaults that fill what was left
+ * out, are options_defaults.c's.
  *
  * A size is a decimal number with an optional suffix K, M, G or T (also
  * k, m, g, t and KiB, MiB, GiB, TiB: powers of 1024); a fraction is allowed
