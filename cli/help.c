@@ -29,12 +29,8 @@ const char help_usage[] =
 "       uswap debug [--timeout SECONDS] PID [COMMAND [ARG...]]\n"
 "       uswap --help | --version\n";
 
+/* After the synopsis, before the options. */
 static const char help_head[] =
-"Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
-"       uswap stat [--json] [PID]\n"
-"       uswap top [-d SECONDS] [-n COUNT] [PID]\n"
-"       uswap debug [--timeout SECONDS] PID [COMMAND [ARG...]]\n"
-"       uswap --help | --version\n"
 "\n"
 "Run PROG with application-level swap.\n"
 "\n"
@@ -48,6 +44,7 @@ static const char help_head[] =
 "Options (each also read from the USWAP_* variable of the same name, in\n"
 "upper case with '_' for '-'; a flag wins over its variable):\n";
 
+/* After the options. */
 static const char help_notes[] =
 "Options take their value as the next argument or after '=' (--max=64M).\n"
 "SIZE is a byte count, or a number with a suffix K, M, G or T (powers of 1024;\n"
@@ -55,6 +52,7 @@ static const char help_notes[] =
 "as in 1.5G.  The \"--\" before PROG is needed only when PROG starts with '-'.\n"
 "\n";
 
+/* After the variables of the options. */
 static const char help_tail[] =
 "  USWAP_SYSFS_ROOT      read the NUMA topology under this directory instead\n"
 "                        of /sys (tests)\n"
@@ -212,6 +210,7 @@ void help_print(FILE *f)
 	size_t used = 0;
 	unsigned i;
 
+	fputs(help_usage, f);
 	fputs(help_head, f);
 	for (i = 0; (d = option_at(i)); i++) {
 		if (!(d->flags & USWAP_OPTION_HIDDEN))
