@@ -54,8 +54,9 @@ static int set_folio(struct uswap_options *opt, const struct option *o,
 }
 
 /*
- * "none", "file", or device SPECs (one per line from the environment),
- * each checked here and appended to opt->swap.
+ * "none" (the row's flag, USWAP_OPT_NO_SWAP_FILE), "file", or device
+ * SPECs (one per line from the environment), each checked here and
+ * appended to opt->swap.
  */
 static int set_swap(struct uswap_options *opt, const struct option *o,
 		    const char *value, const char *label, char *err,
@@ -66,12 +67,12 @@ static int set_swap(struct uswap_options *opt, const struct option *o,
 	const char *p = value;
 
 	if (!strcmp(value, "none")) {
-		opt->flags |= USWAP_OPT_NO_SWAP_FILE;
+		opt->flags |= o->flag;
 		opt->swap[0] = 0;
 		return 0;
 	}
 	if (!strcmp(value, "file")) {
-		opt->flags &= ~USWAP_OPT_NO_SWAP_FILE;
+		opt->flags &= ~o->flag;
 		opt->swap[0] = 0;
 		return 0;
 	}
@@ -103,7 +104,7 @@ static int set_swap(struct uswap_options *opt, const struct option *o,
 		}
 		snprintf(opt->swap + used, sizeof(opt->swap) - used, "%s%s",
 			 used ? "\n" : "", line);
-		opt->flags &= ~USWAP_OPT_NO_SWAP_FILE;
+		opt->flags &= ~o->flag;
 	}
 	return 0;
 }
@@ -112,7 +113,7 @@ static int set_swap(struct uswap_options *opt, const struct option *o,
 static int get_swap(const struct uswap_options *opt, const struct option *o,
 		    char *buf, size_t len)
 {
-	const char *v = opt->flags & USWAP_OPT_NO_SWAP_FILE ? "none" : opt->swap;
+	const char *v = opt->flags & o->flag ? "none" : opt->swap;
 	int n = snprintf(buf, len, "%.*s", (int)strnlen(v, sizeof(opt->swap)), v);
 
 	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
@@ -224,7 +225,8 @@ const struct option option_table[] = {
 		       "direct: O_DIRECT or fail.  "
 		       "--swap none: no device, the pool is the only tier (as zram; --zswap is required)",
 	       .default_text = "one unnamed file in --swap-dir" },
-	.kind = OPTION_TEXT, OPTION_FIELD(swap), .set = set_swap, .get = get_swap,
+	.kind = OPTION_TEXT, OPTION_FIELD(swap), .flag = USWAP_OPT_NO_SWAP_FILE,
+	.set = set_swap, .get = get_swap,
 },
 {
 	.d = { .name = "swaptab", .env = "USWAP_SWAPTAB", .metavar = "FILE",

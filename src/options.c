@@ -533,6 +533,15 @@ static void unknown_err(const char *name, char *err, size_t errlen)
 	options_err(err, errlen, "--%s: unknown option (expected %s)", name, list);
 }
 
+unsigned options_flags(void)
+{
+	unsigned i, flags = 0;
+
+	for (i = 0; i < nr_options; i++)
+		flags |= option_table[i].flag;
+	return flags;
+}
+
 EXPORT const struct uswap_option_desc *uswap_option_desc(unsigned i)
 {
 	return i < nr_options ? &option_table[i].d : NULL;

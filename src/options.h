@@ -61,7 +61,8 @@ struct option {
 	struct uswap_option_desc d;
 	enum option_kind kind;
 	size_t off, size;	/* the field of struct uswap_options */
-	unsigned flag;		/* OPTION_FLAG, OPTION_SWITCH: USWAP_OPT_* */
+	unsigned flag;		/* the USWAP_OPT_* bit it sets (OPTION_FLAG,
+				   OPTION_SWITCH, or its own setter), or 0 */
 	const char *sets;	/* OPTION_SWITCH: the word that sets flag */
 	uint64_t min, max;	/* OPTION_SIZE: min; OPTION_COUNT: both */
 	const char *what;	/* the value in messages: "a thread count" */
@@ -109,6 +110,8 @@ options_err(char *err, size_t errlen, const char *fmt, ...);
 const char *options_size_str(uint64_t v, char *buf, size_t len);
 /* Is v a supported folio size: 4K, 16K, 64K or 2M? */
 bool options_folio_size_valid(uint64_t v);
+/* The USWAP_OPT_* flags that options set (the rows' flag bits). */
+unsigned options_flags(void);
 /* The option's field in *opt. */
 static inline void *option_field(struct uswap_options *opt,
 				 const struct option *o)
