@@ -156,8 +156,10 @@ int uswap_options_from_env(struct uswap_options *opt, char *err, size_t errlen);
  * (sizes and counts in decimal, bit masks in hexadecimal, words as
  * words), into buf: what a program passes on to another in the option's
  * variable.  Returns its length, 0 (buf "") when the option holds its
- * default (nothing to pass on), -EINVAL for an unknown name, -ENOSPC when
- * len is too small (sizeof(struct uswap_options) is always enough).
+ * default (nothing to pass on), -EINVAL for an unknown name or a field
+ * that holds no value of the option (as uswap_options_check() would say),
+ * -ENOSPC when len is too small (sizeof(struct uswap_options) is always
+ * enough).
  */
 int uswap_options_get(const struct uswap_options *opt, const char *name,
 		      char *buf, size_t len);
