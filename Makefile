@@ -7,6 +7,7 @@
 #                   the same with AddressSanitizer / ThreadSanitizer
 #   make CC=clang   build with clang
 #   make fuzz       build the libFuzzer targets (tests/fuzz) into build/fuzz
+#   make docs       write the option list of docs/uswap.1 from the option table
 #   make bench      run the benchmarks against the kernel's swap and write
 #                   docs/benchmarks.md (needs root; 35-50 minutes)
 #   make numa-check run the NUMA tests in a qemu virtual machine (needs root)
@@ -59,7 +60,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 TARGETS := $(B)/libuswap.a $(B)/libuswap.so $(B)/libuswap_preload.so $(B)/uswap \
 	$(UNIT_BINS) $(E2E_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(SOAK_BINS)
 
-.PHONY: all deps demo check asan tsan bench fuzz clean format numa-check print-ldlibs
+.PHONY: all deps demo check asan tsan bench fuzz clean format numa-check print-ldlibs docs
 all: $(TARGETS)
 
 # Flavour words: "make asan check" builds and tests the asan flavour.
@@ -94,8 +95,9 @@ $(B)/plain-pic/%.o: src/%.c $(wildcard src/*.h) include/uswap.h | $(B)/plain-pic
 $(B)/libuswap_preload.so: $(wildcard preload/*.c) $(PRELOAD_OBJS) preload/preload.map
 	$(CC) $(PRELOAD_CFLAGS) -shared -fPIC -fvisibility=hidden -Wl,--version-script=preload/preload.map \
 		-o $@ $(wildcard preload/*.c) $(PRELOAD_OBJS) $(LDLIBS) -ldl
+# The CLI is a program of the library's users: the public header only.
 $(B)/uswap: $(wildcard cli/*.c) $(wildcard cli/*.h) $(B)/libuswap.a
-	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(B)/libuswap.a $(LDLIBS)
+	$(CC) $(filter-out -Isrc,$(ALL_CFLAGS)) -o $@ $(filter %.c,$^) $(B)/libuswap.a $(LDLIBS)
 
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/tests/unit
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
@@ -119,6 +121,11 @@ $(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(B)/libuswap.a | $(B)/bench
 
 $(B)/obj $(B)/pic $(B)/plain-pic $(B)/tests/unit $(B)/tests/e2e $(B)/tests/fuzz $(B)/bench:
 	mkdir -p $@
+
+# The man page's option blocks, as uswap --help-man prints them from the
+# option table (scripts/man-options; scripts/lint checks them).
+docs: $(B)/uswap
+	scripts/man-options $(B)/uswap docs/uswap.1
 
 demo: deps all
 	$(B)/uswap run --max 64M --zswap lz4 --verbose --stats $(B)/demo-stats.json -- $(B)/bench/usemem --size 256M --verify

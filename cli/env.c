@@ -95,24 +95,6 @@ static void env_set_list(const char *name, const char *first,
 	free(v);
 }
 
-/* name=value, or name unset when value is NULL (the runtime's default). */
-static void env_put(const char *name, const char *value)
-{
-	if (value)
-		env_set(name, value);
-	else
-		unsetenv(name);
-}
-
-static void env_set_u64(const char *name, uint64_t v, bool hex)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), hex ? "0x%llx" : "%llu",
-		 (unsigned long long)v);
-	env_set(name, buf);
-}
-
 /*
  * The preload library comes before the ASan runtime of an ASan program,
  * which then refuses to start unless told not to check that order.  The
@@ -133,59 +115,29 @@ static void export_asan_options(void)
 
 /*
  * PROG's environment: the preload library first in LD_PRELOAD, every
- * option that was given (sizes in bytes; the others unset so that the
- * runtime uses its defaults), and the statistics directory.
+ * option that was given, as the library reads it back (sizes in bytes;
+ * the others unset so that the runtime uses its defaults), and the
+ * statistics directory.
  */
 void env_export(const struct uswap_options *o, const char *preload,
 		    const char *stats_dir)
 {
 	const char *old = getenv("LD_PRELOAD");
+	const struct uswap_option_desc *d;
+	char value[sizeof(struct uswap_options)];
+	unsigned i;
 
 	if (old && *old)
 		env_set_list("LD_PRELOAD", preload, old);
 	else
 		env_set("LD_PRELOAD", preload);
 	export_asan_options();
-#define EXPORT_SIZE(field, name)				\
-	do {							\
-		if (o->field)					\
-			env_set_u64(name, o->field, false);	\
-		else						\
-			unsetenv(name);				\
-	} while (0)
-	EXPORT_SIZE(max, "USWAP_MAX");
-	EXPORT_SIZE(high, "USWAP_HIGH");
-	EXPORT_SIZE(folio_size, "USWAP_FOLIO");
-	EXPORT_SIZE(min_region, "USWAP_MIN_REGION");
-	EXPORT_SIZE(swap_size, "USWAP_SWAP_SIZE");
-	EXPORT_SIZE(fault_threads, "USWAP_FAULT_THREADS");
-	EXPORT_SIZE(zswap_max_pct, "USWAP_ZSWAP_MAX");
-	EXPORT_SIZE(zswap_accept_pct, "USWAP_ZSWAP_ACCEPT");
-	EXPORT_SIZE(zswap_threads, "USWAP_ZSWAP_THREADS");
-#undef EXPORT_SIZE
-	env_put("USWAP_ZSWAP", o->zswap[0] ? o->zswap : NULL);
-	env_put("USWAP_ZSWAP_UNIT", !o->zswap_unit ? NULL :
-		o->zswap_unit == USWAP_ZSWAP_UNIT_PAGE ? "page" : "folio");
-	env_put("USWAP_SWAP", o->flags & USWAP_OPT_NO_SWAP_FILE ? "none" :
-		o->swap[0] ? o->swap : NULL);
-	env_put("USWAP_SWAPTAB", o->swaptab[0] ? o->swaptab : NULL);
-	env_put("USWAP_SWAP_NODE_POLICY", !o->swap_node_policy ? NULL :
-		o->swap_node_policy == USWAP_SWAP_NODE_CPU ? "cpu" : "page");
-	if (o->uffd_features_off)
-		env_set_u64("USWAP_UFFD_FEATURES_OFF", o->uffd_features_off,
-			    true);
-	else
-		unsetenv("USWAP_UFFD_FEATURES_OFF");
-	env_put("USWAP_SWAP_DIR", o->swap_dir[0] ? o->swap_dir : NULL);
-	env_put("USWAP_VERBOSE", o->flags & USWAP_OPT_VERBOSE ? "1" : NULL);
-	env_put("USWAP_VERIFY", o->flags & USWAP_OPT_NO_VERIFY ? "off" : NULL);
-	env_put("USWAP_ENCRYPT", o->flags & USWAP_OPT_ENCRYPT ? "on" : NULL);
-	env_put("USWAP_ZSWAP_INCOMPRESSIBLE",
-		o->flags & USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE ? "store" : NULL);
-	env_put("USWAP_ZSWAP_CHARGE",
-		o->flags & USWAP_OPT_ZSWAP_NO_CHARGE ? "off" : NULL);
-	env_put("USWAP_DEMOTION", o->demotion[0] ? o->demotion : NULL);
-	env_put("USWAP_TIER_MAX", o->tier_max[0] ? o->tier_max : NULL);
+	for (i = 0; (d = uswap_option_desc(i)); i++) {
+		if (uswap_options_get(o, d->name, value, sizeof(value)) > 0)
+			env_set(d->env, value);
+		else
+			unsetenv(d->env);
+	}
 	/* uswap writes the stats file itself, from the merged tree. */
 	unsetenv("USWAP_STATS");
 	if (stats_dir)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * stats.h - the CLI's cross-file prototypes, grouped by the file that
- * defines them: what uswap.c shares with the others, PROG's environment
- * (env.c), the statistics of a tree and their directory (stats.c), a
+ * defines them: what uswap.c shares with the others, what uswap says
+ * about itself (help.c), PROG's environment (env.c), the statistics of a tree and their directory (stats.c), a
  * running tree (tree.c), the stat and top commands (stat.c) and what they
  * print (show.c).
  *
@@ -37,6 +37,22 @@ void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The directory for temporary files: $TMPDIR, else /tmp. */
 const char *cli_tmp_dir(void);
+
+/* ---- help.c ----------------------------------------------------------- */
+
+/* The synopsis of every command, for a usage error. */
+extern const char help_usage[];
+
+/* --help: the commands, every option that is not hidden, and the rest. */
+void help_print(FILE *f);
+
+/*
+ * The option list of docs/uswap.1, in roff: one block per option (hidden
+ * ones too) and one of their variables, each between marker comments
+ * ".\" <option NAME>" and ".\" </option NAME>" ("<environment>"), for
+ * "make docs" to put into the man page and scripts/lint to compare.
+ */
+void help_print_man(FILE *f);
 
 /* ---- env.c ------------------------------------------------------------ */
 

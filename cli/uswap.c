@@ -36,7 +36,6 @@
 #include <unistd.h>
 
 #include "uswap.h"
-#include "swapdev.h"
 #include "json.h"
 #include "stats.h"
 #include "elf.h"
@@ -44,251 +43,6 @@
 #define EXIT_USAGE	2
 #define EXIT_NOEXEC	126
 #define EXIT_NOTFOUND	127
-
-static const char usage_text[] =
-"Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
-"       uswap stat [--json] [PID]\n"
-"       uswap top [-d SECONDS] [-n COUNT] [PID]\n"
-"       uswap debug [--timeout SECONDS] PID [COMMAND [ARG...]]\n"
-"       uswap --help | --version\n";
-
-static const char help_text[] =
-"Usage: uswap run [OPTIONS] [--] PROG [ARGS...]\n"
-"       uswap stat [--json] [PID]\n"
-"       uswap top [-d SECONDS] [-n COUNT] [PID]\n"
-"       uswap debug [--timeout SECONDS] PID [COMMAND [ARG...]]\n"
-"       uswap --help | --version\n"
-"\n"
-"Run PROG with application-level swap.\n"
-"\n"
-"uswap gives PROG, and every process it starts, a memory budget without root,\n"
-"swapon or a kernel change.  Each anonymous private mapping of at least\n"
-"--min-region bytes is managed through userfaultfd: past --high a background\n"
-"reclaimer writes its coldest folios to a swap file in --swap-dir, resident\n"
-"managed memory never goes past --max, and a folio that is touched again is\n"
-"read back on the fault.  The program sees ordinary memory, only slower.\n"
-"\n"
-"Options (each also read from the USWAP_* variable of the same name, in\n"
-"upper case with '_' for '-'; a flag wins over its variable):\n"
-"  --max SIZE            hard limit on resident managed memory, at least 1M\n"
-"                        and 4 folios; default: half of MemAvailable when the\n"
-"                        process starts, rounded down to the folio size\n"
-"  --high SIZE           background reclaim starts above this; from one folio\n"
-"                        to max; default: 90% of max, rounded down to the folio\n"
-"  --folio SIZE          unit of fault-in and reclaim: 4K, 16K, 64K or 2M;\n"
-"                        default 64K\n"
-"  --min-region SIZE     smallest anonymous private mapping that is managed, at\n"
-"                        least 4K; default 1M\n"
-"  --swap SPEC           a swap device; repeat for several.  SPEC is\n"
-"                        PATH[,prio=N][,size=SIZE][,node=N][,discard][,direct]:\n"
-"                        PATH a file (created 0600 if missing, removed at the\n"
-"                        end) or a block device; prio 0..32767 (higher is used\n"
-"                        first; equal priorities in turn; without prio, -2, -3,\n"
-"                        ... in the order given, and -1 on the lists of the\n"
-"                        device's own NUMA node); size (default --swap-size);\n"
-"                        node (default: from sysfs); discard: give freed\n"
-"                        clusters back; direct: O_DIRECT or fail.  Default:\n"
-"                        one unnamed file in --swap-dir.  --swap none: no\n"
-"                        device, the pool is the only tier (as zram; --zswap\n"
-"                        is required)\n"
-"  --swaptab FILE        more devices, one SPEC per line, # comments\n"
-"  --swap-node-policy page|cpu\n"
-"                        whose NUMA node picks the device list: the memory's\n"
-"                        (page, the default) or the reclaiming thread's (cpu)\n"
-"  --swap-size SIZE      size cap of the swap file, at least 2M; default: 8 x\n"
-"                        max, at least 1G, at most half the free space of the\n"
-"                        swap directory's file system\n"
-"  --swap-dir DIR        directory of the swap file (created and unlinked at\n"
-"                        once); default: $TMPDIR, else /tmp\n"
-"  --stats FILE          when PROG ends, write the counters of all its\n"
-"                        processes, merged, to FILE as JSON (a new file\n"
-"                        renamed over FILE: a symbolic link there is\n"
-"                        replaced, not followed); default: none\n"
-"  --fault-threads N     fault handler threads per process, 1 to 64; default 2\n"
-"  --zswap COMP[:LEVEL]  keep cold folios compressed in memory, in front of the\n"
-"                        swap file: lz4 (level = acceleration, default 1),\n"
-"                        zstd (levels 1..22, or -1 and below for faster;\n"
-"                        default 1) or deflate (levels 1..9; default 1); off\n"
-"                        (the default) turns the pool off.  Folios that\n"
-"                        compress to more than 7/8 of their size go to the\n"
-"                        swap file instead (--zswap-incompressible).  The\n"
-"                        pool is charged to --max (--zswap-charge)\n"
-"  --zswap-max PCT       the pool may hold up to PCT% of --max, 1 to 100;\n"
-"                        default 20\n"
-"  --zswap-accept PCT    once full, the pool refuses new folios until it is\n"
-"                        below PCT% of its limit, while the oldest entries are\n"
-"                        written back to the swap file; default 90\n"
-"  --zswap-unit folio|page\n"
-"                        store a large folio as one compressed object (folio,\n"
-"                        the default: better ratio, one decompression per\n"
-"                        fault) or page by page as the kernel does (page)\n"
-"  --zswap-threads N     compression threads besides the reclaimer, 1 to 16;\n"
-"                        default: online CPUs - 1, at least 1\n"
-"  --zswap-incompressible device|store\n"
-"                        a folio that compresses to more than 7/8 of its\n"
-"                        size: device (the default) writes it to a swap\n"
-"                        device, or keeps it as it is when there is none;\n"
-"                        store keeps it in the pool as it is, to be written\n"
-"                        back with the oldest entries (as recent kernels'\n"
-"                        zswap does: stored_incompressible_pages)\n"
-"  --zswap-charge on|off on (the default): resident memory plus the pool stay\n"
-"                        under --max, as cgroup v2 charges zswap.  off: only\n"
-"                        resident memory is charged, as under cgroup v1,\n"
-"                        and the pool may add up to --zswap-max% of --max\n"
-"                        on top\n"
-"  --verify on|off       on (the default): each page written to a swap device\n"
-"                        carries a crc32c, checked when it is read back; a\n"
-"                        page that fails gives PROG SIGBUS there, never bad\n"
-"                        data.  off: no checksums (the pool keeps its own)\n"
-"  --encrypt on|off      on: what goes to a swap device is encrypted and\n"
-"                        authenticated (XChaCha20-Poly1305, a random key per\n"
-"                        run, held in locked memory, never written anywhere);\n"
-"                        a page whose bytes on the device were changed or\n"
-"                        moved gives PROG SIGBUS there, never bad data, even\n"
-"                        with --verify off.  The compressed pool is memory\n"
-"                        and stays plain.  off (the default): plaintext\n"
-"  --demotion auto|none|SPEC\n"
-"                        on a machine with slower memory nodes (CPU-less NUMA\n"
-"                        nodes: PMEM, CXL), cold folios move there before they\n"
-"                        are swapped, and stay mapped.  auto (the default):\n"
-"                        the kernel's targets, from the memory tiers in sysfs;\n"
-"                        none: never; SPEC: NODE>NODES[;NODE>NODES]..., as\n"
-"                        0>2;1>2 (no cycles).  Folios written to again move\n"
-"                        back.  See docs/tiers.md\n"
-"  --tier-max NODE=SIZE[,NODE=SIZE]...\n"
-"                        how much memory may be demoted to each slower node\n"
-"                        (at least 1M); --max covers only the fast nodes.\n"
-"                        Default: as much as --max on each target node.  Past\n"
-"                        90% of it, that node's coldest folios go further\n"
-"                        down: to swap, or the next slower node\n"
-"  --fallback run|fail   when userfaultfd is unavailable (not permitted for\n"
-"                        this user: see uswap(1) for the ways to allow it;\n"
-"                        or absent), or PROG is a program uswap cannot go\n"
-"                        into (statically linked: no PT_INTERP, as Go\n"
-"                        programs by default; 32-bit; set-ID to another\n"
-"                        user; for a script, its interpreter): fail (the\n"
-"                        default) exits 125 without running PROG; run warns\n"
-"                        and runs PROG without uswap.  Also for each process\n"
-"                        of the tree\n"
-"                        (USWAP_FALLBACK): one that cannot start its runtime\n"
-"                        exits 125 with a message (before main, at start-up)\n"
-"                        or, with run, warns and runs unmanaged\n"
-"  -v, --verbose         when PROG ends, print one summary line on stderr\n"
-"  -h, --help            print this help and exit\n"
-"  --version             print the version and exit\n"
-"Options take their value as the next argument or after '=' (--max=64M).\n"
-"SIZE is a byte count, or a number with a suffix K, M, G or T (powers of 1024;\n"
-"also k, m, g, t and KiB, MiB, GiB, TiB); with a suffix it may have a fraction,\n"
-"as in 1.5G.  The \"--\" before PROG is needed only when PROG starts with '-'.\n"
-"\n"
-"Environment:\n"
-"  USWAP_MAX, USWAP_HIGH, USWAP_FOLIO, USWAP_MIN_REGION, USWAP_SWAP_SIZE,\n"
-"  USWAP_SWAP_DIR, USWAP_STATS, USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_SWAP,\n"
-"  USWAP_ZSWAP, USWAP_ZSWAP_MAX, USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT,\n"
-"  USWAP_ZSWAP_THREADS, USWAP_ZSWAP_INCOMPRESSIBLE, USWAP_ZSWAP_CHARGE,\n"
-"  USWAP_SWAPTAB, USWAP_SWAP_NODE_POLICY, USWAP_VERIFY, USWAP_ENCRYPT,\n"
-"  USWAP_DEMOTION, USWAP_TIER_MAX, USWAP_FALLBACK\n"
-"                        the option of the same name (USWAP_SWAP: SPECs one\n"
-"                        per line)\n"
-"  USWAP_SYSFS_ROOT      read the NUMA topology under this directory instead\n"
-"                        of /sys (tests)\n"
-"  TMPDIR                default swap directory; the statistics directory is\n"
-"                        made there too\n"
-"  LD_PRELOAD            uswap puts libuswap_preload.so first and keeps the\n"
-"                        entries that were there after it\n"
-"  ASAN_OPTIONS          uswap adds verify_asan_link_order=0 unless it is set:\n"
-"                        an ASan program then accepts the library ahead of ASan\n"
-"  PROG runs with LD_PRELOAD, the options that were given as USWAP_* (sizes in\n"
-"  bytes), and USWAP_STATS_DIR, where each process publishes its counters.\n"
-"\n"
-"Exit status:\n"
-"  N                     PROG exited with status N\n"
-"  2                     usage error: unknown option, bad value, no PROG\n"
-"  125                   uswap could not start PROG: userfaultfd unavailable\n"
-"                        or PROG a program uswap cannot go into (with\n"
-"                        --fallback fail), preload library missing, swap\n"
-"                        directory or statistics file unusable\n"
-"  126                   PROG was found but could not be executed\n"
-"  127                   PROG was not found\n"
-"  (signal)              PROG was killed by a signal: uswap kills itself with\n"
-"                        the same signal, so that the shell sees it (128 + the\n"
-"                        signal number if it cannot)\n"
-"  A process of the tree that cannot start its runtime exits 125 (unless\n"
-"  USWAP_FALLBACK=run); PROG's status is then 125 too, if PROG was it.\n"
-"  A process of the tree that closed or replaced one of uswap's descriptors\n"
-"  behind its back (a raw system call) is stopped with status 124.\n"
-"\n"
-"Watching a running tree:\n"
-"  uswap stat [--json] [PID]\n"
-"      the tree's counters, its swap devices and, per process, the resident,\n"
-"      compressed (pool) and swapped sizes.  PID is uswap run's or that of\n"
-"      any process of the tree; without PID, the one tree this user runs.\n"
-"      --json prints one JSON object.\n"
-"  uswap top [-d SECONDS] [-n COUNT] [PID]\n"
-"      the same, refreshed every SECONDS (default 1), with the budget's use\n"
-"      and the fault and swap rates since the previous frame; COUNT frames,\n"
-"      or until q or Ctrl-C.  Without a terminal, one frame per interval.\n"
-"  uswap debug [--timeout SECONDS] PID [COMMAND [ARG...]]\n"
-"      make PID's memory resident (debuggers read swapped memory as EIO)\n"
-"      and keep it so, past --max, while COMMAND runs (default gdb -p PID);\n"
-"      exits as COMMAND (1 PID not held; 3 another user's).  A core dump\n"
-"      gets the swapped memory without it.\n"
-"  Exit status: 0 printed (top: until COUNT, q, Ctrl-C or the tree's end);\n"
-"  1 no such tree (PID is not running, or not in a uswap tree, or its run\n"
-"  has ended; without PID, none or several: they are listed); 2 usage\n"
-"  error; 3 PID is another user's (its uswap run's descriptors or its\n"
-"  memory map cannot be read).\n"
-"\n"
-"Examples:\n"
-"  uswap run --max 2G -- ./prog\n"
-"  uswap run --max 64M --folio 4K --stats s.json -- python3 big.py\n"
-"  uswap run --max 1G --zswap zstd:3 -- ./prog\n"
-"  uswap run --max 1G --zswap lz4 --zswap-max 50 --swap none -- ./prog\n"
-"  USWAP_MAX=512M uswap run --verbose make -j2\n"
-"  uswap run --fallback run --max 1G -- ./prog\n"
-"  uswap top\n"
-"  uswap stat --json 12345\n"
-"\n"
-"Files:\n"
-"  libuswap_preload.so   next to the uswap executable, else in\n"
-"                        ../lib/uswap/ from its directory\n";
-
-/*
- * The options uswap run accepts, as uswap_options_set() names them.
- * Hidden ones are for tests and are not in --help.
- */
-static const struct cli_option {
-	const char *name;
-	const char *env;
-	bool has_value;
-} cli_options[] = {
-	{ "max",		"USWAP_MAX",			true },
-	{ "high",		"USWAP_HIGH",			true },
-	{ "folio",		"USWAP_FOLIO",			true },
-	{ "min-region",		"USWAP_MIN_REGION",		true },
-	{ "swap-size",		"USWAP_SWAP_SIZE",		true },
-	{ "swap-dir",		"USWAP_SWAP_DIR",		true },
-	{ "stats",		"USWAP_STATS",			true },
-	{ "fault-threads",	"USWAP_FAULT_THREADS",		true },
-	{ "verbose",		"USWAP_VERBOSE",		false },
-	{ "uffd-features-off",	"USWAP_UFFD_FEATURES_OFF",	true },
-	{ "swap",		"USWAP_SWAP",			true },
-	{ "swaptab",		"USWAP_SWAPTAB",		true },
-	{ "swap-node-policy",	"USWAP_SWAP_NODE_POLICY",	true },
-	{ "zswap",		"USWAP_ZSWAP",			true },
-	{ "zswap-max",		"USWAP_ZSWAP_MAX",		true },
-	{ "zswap-accept",	"USWAP_ZSWAP_ACCEPT",		true },
-	{ "zswap-unit",		"USWAP_ZSWAP_UNIT",		true },
-	{ "zswap-threads",	"USWAP_ZSWAP_THREADS",		true },
-	{ "zswap-incompressible", "USWAP_ZSWAP_INCOMPRESSIBLE",	true },
-	{ "zswap-charge",	"USWAP_ZSWAP_CHARGE",		true },
-	{ "verify",		"USWAP_VERIFY",			true },
-	{ "encrypt",		"USWAP_ENCRYPT",		true },
-	{ "demotion",		"USWAP_DEMOTION",		true },
-	{ "tier-max",		"USWAP_TIER_MAX",		true },
-};
-
-#define NR_CLI_OPTIONS	(sizeof(cli_options) / sizeof(cli_options[0]))
 
 /* Signals passed on to PROG while it runs. */
 static const int forwarded_signals[] = {
@@ -321,7 +75,7 @@ usage_error(const char *fmt, ...)
 
 static void __attribute__((noreturn)) print_help(void)
 {
-	fputs(help_text, stdout);
+	help_print(stdout);
 	exit(fflush(stdout) ? 1 : 0);
 }
 
@@ -341,41 +95,25 @@ enum fallback {
 
 struct run_args {
 	struct uswap_options opt;
-	bool given[NR_CLI_OPTIONS];	/* set by a flag */
 	char **prog;			/* PROG and its arguments */
 	enum fallback fallback;
 	const char *fallback_flag;	/* --fallback's value, if given */
 };
 
-static int cli_option_find(const char *name, size_t len)
+/* The runtime's option that flag (len bytes, after "--" or "-") names. */
+static const struct uswap_option_desc *option_find(const char *flag,
+						   size_t len, bool is_short)
 {
-	size_t i;
+	const struct uswap_option_desc *d;
+	unsigned i;
 
-	for (i = 0; i < NR_CLI_OPTIONS; i++) {
-		if (strlen(cli_options[i].name) == len &&
-		    !strncmp(cli_options[i].name, name, len))
-			return (int)i;
+	for (i = 0; (d = uswap_option_desc(i)); i++) {
+		if (is_short ? len == 1 && d->short_name == flag[0] :
+			       strlen(d->name) == len &&
+			       !strncmp(d->name, flag, len))
+			return d;
 	}
-	return -1;
-}
-
-/*
- * --swap is the one option that adds up: each SPEC is a device (the list
- * goes on one per line); "none" or "file" starts over.
- */
-static const char *swap_accumulate(const char *val)
-{
-	static char list[sizeof(((struct uswap_options *)0)->swap)];
-	size_t used = strlen(list);
-
-	if (!strcmp(val, "none") || !strcmp(val, "file") || !used) {
-		snprintf(list, sizeof(list), "%s", val);
-		return list;
-	}
-	if (!strcmp(list, "none") || !strcmp(list, "file"))
-		used = 0;
-	snprintf(list + used, sizeof(list) - used, "%s%s", used ? "\n" : "", val);
-	return list;
+	return NULL;
 }
 
 static enum fallback fallback_parse(const char *name, const char *val)
@@ -411,18 +149,31 @@ static bool fallback_arg(int argc, char **argv, int *i, struct run_args *ra)
 /*
  * Parse the arguments of "uswap run": flags, then PROG.  Flags win over
  * the environment: a variable whose option is given as a flag is not read
- * (so a bad value there is no error) and is replaced for PROG.
+ * (so a bad value there is no error) and is replaced for PROG.  The flags
+ * are set in their order twice: on a scratch copy as they come, so that
+ * a bad one is reported before anything else, and over the variables at
+ * the end (each --swap adds a device, as it did the first time).
  */
 static void parse_run_args(int argc, char **argv, struct run_args *ra)
 {
-	const char *value[NR_CLI_OPTIONS] = { 0 };
+	const struct uswap_option_desc **flag_opt;
 	struct uswap_options scratch;
+	const char **flag_val;
 	char err[512];
-	int i, o;
+	int i, nr_flags = 0, k;
 
+	flag_opt = calloc((size_t)argc + 1, sizeof(*flag_opt));
+	flag_val = calloc((size_t)argc + 1, sizeof(*flag_val));
+	if (!flag_opt || !flag_val) {
+		say("out of memory");
+		exit(EXIT_CANNOT_RUN);
+	}
 	uswap_options_init(&scratch);
 	for (i = 0; i < argc; i++) {
-		const char *arg = argv[i], *eq, *val = NULL;
+		const char *arg = argv[i], *name, *eq, *val = NULL;
+		const struct uswap_option_desc *d;
+		bool is_short;
+		size_t len;
 
 		if (!strcmp(arg, "--")) {
 			i++;
@@ -436,34 +187,26 @@ static void parse_run_args(int argc, char **argv, struct run_args *ra)
 			print_version();
 		if (fallback_arg(argc, argv, &i, ra))
 			continue;
-		if (!strcmp(arg, "-v")) {
-			o = cli_option_find("verbose", 7);
-		} else if (arg[1] == '-') {
-			eq = strchr(arg + 2, '=');
-			o = cli_option_find(arg + 2, eq ? (size_t)(eq - arg - 2)
-						       : strlen(arg + 2));
-			if (o < 0)
-				usage_error("unknown option '%.*s'",
-					    eq ? (int)(eq - arg) : (int)strlen(arg),
-					    arg);
-			if (eq)
-				val = eq + 1;
-			else if (cli_options[o].has_value) {
-				if (i + 1 >= argc)
-					usage_error("option '--%s' needs a value",
-						    cli_options[o].name);
-				val = argv[++i];
-			}
-		} else {
-			usage_error("unknown option '%s'", arg);
+		is_short = arg[1] != '-';
+		name = arg + (is_short ? 1 : 2);
+		eq = is_short ? NULL : strchr(name, '=');
+		len = eq ? (size_t)(eq - name) : strlen(name);
+		d = option_find(name, len, is_short);
+		if (!d)
+			usage_error("unknown option '%.*s'",
+				    (int)(name - arg + (int)len), arg);
+		if (eq)
+			val = eq + 1;
+		else if (d->metavar) {
+			if (i + 1 >= argc)
+				usage_error("option '--%s' needs a value",
+					    d->name);
+			val = argv[++i];
 		}
-		if (uswap_options_set(&scratch, cli_options[o].name, val, err,
-				      sizeof(err)))
+		if (uswap_options_set(&scratch, d->name, val, err, sizeof(err)))
 			usage_error("%s", err);
-		ra->given[o] = true;
-		value[o] = val;
-		if (!strcmp(cli_options[o].name, "swap"))
-			value[o] = swap_accumulate(val);
+		flag_opt[nr_flags] = d;
+		flag_val[nr_flags++] = val;
 	}
 	if (i >= argc)
 		usage_error("no program to run");
@@ -472,19 +215,18 @@ static void parse_run_args(int argc, char **argv, struct run_args *ra)
 		ra->fallback = fallback_parse("USWAP_FALLBACK",
 					      getenv("USWAP_FALLBACK"));
 
-	for (o = 0; o < (int)NR_CLI_OPTIONS; o++) {
-		if (ra->given[o])
-			unsetenv(cli_options[o].env);
-	}
+	for (k = 0; k < nr_flags; k++)
+		unsetenv(flag_opt[k]->env);
 	uswap_options_init(&ra->opt);
 	if (uswap_options_from_env(&ra->opt, err, sizeof(err)))
 		usage_error("%s", err);
-	for (o = 0; o < (int)NR_CLI_OPTIONS; o++) {
-		if (ra->given[o] &&
-		    uswap_options_set(&ra->opt, cli_options[o].name, value[o],
+	for (k = 0; k < nr_flags; k++) {
+		if (uswap_options_set(&ra->opt, flag_opt[k]->name, flag_val[k],
 				      err, sizeof(err)))
 			usage_error("%s", err);
 	}
+	free(flag_opt);
+	free(flag_val);
 }
 
 /* $TMPDIR, else /tmp. */
@@ -521,12 +263,8 @@ static void check_options(struct run_args *ra)
 	    strlen(real) < sizeof(ra->opt.swap_dir))
 		strcpy(ra->opt.swap_dir, real);
 	if (o.swaptab[0]) {
-		struct swap_spec specs[SWAP_MAX_DEVICES];
-		unsigned n;
-
 		/* A bad table is a usage error here, not in every process. */
-		ret = swaptab_parse_file(o.swaptab, specs, SWAP_MAX_DEVICES, &n,
-					 err, sizeof(err));
+		ret = uswap_swaptab_check(o.swaptab, err, sizeof(err));
 		if (ret)
 			usage_error("--swaptab: %s", err);
 		if (realpath(o.swaptab, real) &&
@@ -839,7 +577,7 @@ static int cmd_run(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
-		fputs(usage_text, stderr);
+		fputs(help_usage, stderr);
 		fputs("Try 'uswap --help'.\n", stderr);
 		return EXIT_USAGE;
 	}
@@ -848,6 +586,10 @@ int main(int argc, char **argv)
 		print_help();
 	if (!strcmp(argv[1], "--version"))
 		print_version();
+	if (!strcmp(argv[1], "--help-man")) {
+		help_print_man(stdout);		/* make docs: docs/uswap.1 */
+		return fflush(stdout) ? 1 : 0;
+	}
 	if (!strcmp(argv[1], "run"))
 		return cmd_run(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "stat"))
@@ -857,6 +599,6 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "debug"))
 		return cmd_debug(argc - 2, argv + 2);
 	fprintf(stderr, "uswap: unknown command '%s'\n%sTry 'uswap --help'.\n",
-		argv[1], usage_text);
+		argv[1], help_usage);
 	return EXIT_USAGE;
 }

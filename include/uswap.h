@@ -101,47 +101,99 @@ struct uswap_options {
 void uswap_options_init(struct uswap_options *opt);
 
 /*
- * Set one option by name, as the command line and the environment spell it:
- * "max", "high", "folio", "min-region", "swap", "swap-size", "swap-dir",
- * "stats", "fault-threads", "verbose", "zswap", "zswap-max", "zswap-accept",
- * "zswap-unit", "zswap-threads", "swaptab", "swap-node-policy", "verify",
- * "encrypt", "zswap-incompressible", "zswap-charge", "uffd-features-off".  "swap" takes a device SPEC (each call adds one;
- * several, one per line, from the environment), "file" (the default: one
- * unnamed swap file in swap-dir; forgets the SPECs given) or "none"
- * (USWAP_OPT_NO_SWAP_FILE).  "verify" takes on (the default: every slot
- * written to a device carries a crc32c, checked on every read) or off
- * (USWAP_OPT_NO_VERIFY).  "encrypt" takes off (the default) or on
- * (USWAP_OPT_ENCRYPT: what is written to a swap device is encrypted and
- * authenticated with XChaCha20-Poly1305 under a random key that lives in
- * locked memory for the runtime's life; every read is authenticated,
- * whatever "verify" says).  "zswap-incompressible" takes device (the
- * default: a page that compresses to more than 7/8 of its size goes to a
- * swap device, or is kept as it is when there is none) or store
- * (USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE: the pool keeps it as it is and
- * writes it back with the rest, as recent kernels' zswap does).
+ * Set one option by name, as the command line and the environment spell
+ * it ('_' may stand for '-').  The options, in the order of the option
+ * table (uswap_option_desc(), which gives each one's value, default and
+ * help):
+ *   max, high, folio, min-region, swap, swaptab, swap-node-policy,
+ *   swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max,
+ *   zswap-accept, zswap-unit, zswap-threads, zswap-incompressible,
+ *   zswap-charge, verify, encrypt, demotion, tier-max, uffd-features-off
+ * Each sets the field of the same name above (folio: folio_size; stats:
+ * stats_path; zswap-max and zswap-accept: the _pct fields;
+ * uffd-features-off, for tests: the userfaultfd features to treat as
+ * absent), or a flag.  Sizes take K, M, G, T suffixes (powers of 1024) or
+ * a plain byte count.  "verbose" takes a boolean (1, 0, yes, no, true,
+ * false; NULL or "" is 1: USWAP_OPT_VERBOSE).  "swap" takes a device SPEC
+ * (each call adds one; several, one per line, from the environment),
+ * "file" (the default: one unnamed swap file in swap-dir; forgets the
+ * SPECs given) or "none" (USWAP_OPT_NO_SWAP_FILE).  "verify" takes on
+ * (the default: every slot written to a device carries a crc32c, checked
+ * on every read) or off (USWAP_OPT_NO_VERIFY).  "encrypt" takes off (the
+ * default) or on (USWAP_OPT_ENCRYPT: what is written to a swap device is
+ * encrypted and authenticated with XChaCha20-Poly1305 under a random key
+ * that lives in locked memory for the runtime's life; every read is
+ * authenticated, whatever "verify" says).  "zswap-incompressible" takes
+ * device (the default: a page that compresses to more than 7/8 of its
+ * size goes to a swap device, or is kept as it is when there is none) or
+ * store (USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE: the pool keeps it as it is
+ * and writes it back with the rest, as recent kernels' zswap does).
  * "zswap-charge" takes on (the default: the pool's memory is charged to
- * max, as cgroup v2 charges zswap) or off (USWAP_OPT_ZSWAP_NO_CHARGE: only
- * resident memory is, as under cgroup v1; the pool may add up to
- * zswap-max percent of max on top).  Sizes take K, M, G, T
- * suffixes (powers of 1024) or a plain byte count.  On a bad name or value,
- * returns -EINVAL and writes one line naming the option and what was
- * expected into err (errlen bytes, may be 0).
+ * max, as cgroup v2 charges zswap) or off (USWAP_OPT_ZSWAP_NO_CHARGE:
+ * only resident memory is, as under cgroup v1; the pool may add up to
+ * zswap-max percent of max on top).  "demotion" takes auto (the default),
+ * none or a SPEC "0>2;1>2"; "tier-max" takes "NODE=SIZE[,NODE=SIZE]...";
+ * their nodes are checked against the machine when a runtime starts.  On
+ * a bad name or value, returns -EINVAL (-ERANGE for a size or mask past 64
+ * bits, -ENAMETOOLONG for a path too long) and writes one line naming the
+ * option and what was expected into err (errlen bytes, may be 0); *opt is
+ * then left as it was.
  */
 int uswap_options_set(struct uswap_options *opt, const char *name,
 		      const char *value, char *err, size_t errlen);
 
 /*
- * Read options from the environment: USWAP_MAX, USWAP_HIGH, USWAP_FOLIO,
- * USWAP_MIN_REGION, USWAP_SWAP, USWAP_SWAP_SIZE, USWAP_SWAP_DIR, USWAP_STATS,
- * USWAP_FAULT_THREADS, USWAP_VERBOSE, USWAP_ZSWAP, USWAP_ZSWAP_MAX,
- * USWAP_ZSWAP_ACCEPT, USWAP_ZSWAP_UNIT, USWAP_ZSWAP_THREADS, USWAP_SWAPTAB,
- * USWAP_SWAP_NODE_POLICY, USWAP_VERIFY, USWAP_ENCRYPT,
- * USWAP_ZSWAP_INCOMPRESSIBLE, USWAP_ZSWAP_CHARGE, USWAP_UFFD_FEATURES_OFF
- * (each the
- * option of the same name, upper case, '-' as '_').  Errors as
- * uswap_options_set(), naming the variable.
+ * Read the options from the environment: each option's variable
+ * (struct uswap_option_desc.env: USWAP_ and its name in upper case, '_'
+ * for '-', as USWAP_MAX, USWAP_SWAP_NODE_POLICY) that is set is given to
+ * uswap_options_set().  Errors as uswap_options_set(), naming the
+ * variable; *opt is changed only on success.
  */
 int uswap_options_from_env(struct uswap_options *opt, char *err, size_t errlen);
+
+/*
+ * The value of option name in *opt as uswap_options_set() takes it back
+ * (sizes and counts in decimal, bit masks in hexadecimal, words as
+ * words), into buf: what a program passes on to another in the option's
+ * variable.  Returns its length, 0 (buf "") when the option holds its
+ * default (nothing to pass on), -EINVAL for an unknown name or a field
+ * that holds no value of the option (as uswap_options_check() would say),
+ * -ENOSPC when len is too small (sizeof(struct uswap_options) is always
+ * enough).
+ */
+int uswap_options_get(const struct uswap_options *opt, const char *name,
+		      char *buf, size_t len);
+
+/*
+ * The option table, for a program that builds a command line, a help
+ * text or a configuration file from it (the uswap command does): one
+ * descriptor per option of uswap_options_set(), in the order above.
+ * uswap_option_desc(i) for i = 0, 1, ... until it returns NULL.
+ */
+#define USWAP_OPTION_HIDDEN	(1u << 0)	/* for tests: not in a help text */
+
+struct uswap_option_desc {
+	const char *name;	/* "max": --max, uswap_options_set(opt, "max") */
+	const char *env;	/* "USWAP_MAX", read by uswap_options_from_env() */
+	const char *metavar;	/* the value in a synopsis: "SIZE", "page|cpu";
+				   NULL: none, the name alone sets it (--verbose) */
+	const char *default_text; /* the default as a help text says it ("64K",
+				   "half of MemAvailable ..."); NULL: none */
+	const char *help;	/* one paragraph: lower case, no final period,
+				   two spaces between sentences */
+	char short_name;	/* 'v' for -v, or 0 */
+	unsigned flags;		/* USWAP_OPTION_* */
+};
+
+const struct uswap_option_desc *uswap_option_desc(unsigned i);
+
+/*
+ * Read and check a swap table (the file of the "swaptab" option) as a
+ * runtime will when it starts, so that a program that starts several
+ * runtimes can refuse a bad one once, before any starts.  0, or -errno
+ * with one line naming the file (and the line) in err.
+ */
+int uswap_swaptab_check(const char *path, char *err, size_t errlen);
 
 /*
  * Check that the options are consistent (high <= max, folio size valid, ...)

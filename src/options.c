@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * options.c - the options of a runtime: setting them by name and from the
- * environment, and what each one accepts.
+ * environment, reading them back, and what each kind of value accepts.
  *
  * The CLI (flags), the preload library (USWAP_* variables) and programs
  * that link libuswap all describe a runtime with one struct uswap_options.
- * This file is the one place that knows what each option accepts, so that
- * a bad value gets the same one-line message wherever it comes from:
- * "--max: ..." for a flag, "USWAP_MAX: ..." for a variable.  Nothing is
- * half-applied: a failing call leaves the options as they were.  Whether a
- * whole set of options holds together, and the documented defaults that
- * fill what was left out, are options_defaults.c's.
+ * What options there are is the option table's (option_table.c: one row
+ * per option); this file sets, reads back and checks each kind of value a
+ * row may have (enum option_kind), so that a bad value gets the same
+ * one-line message wherever it comes from: "--max: ..." for a flag,
+ * "USWAP_MAX: ..." for a variable.  Nothing is half-applied: a failing
+ * call leaves the options as they were.  Whether a whole set of options
+ * holds together, and the documented defaults that fill what was left
+ * out, are options_defaults.c's.
  *
  * A size is a decimal number with an optional suffix K, M, G or T (also
  * k, m, g, t and KiB, MiB, GiB, TiB: powers of 1024); a fraction is allowed
@@ -26,75 +28,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "compress.h"
 #include "internal.h"
-#include "swapdev.h"
 #include "options.h"
 
 #define SZ_4K		(4ull << 10)
 #define SZ_16K		(16ull << 10)
 #define SZ_64K		(64ull << 10)
-#define SZ_1M		(1ull << 20)
 #define SZ_2M		(2ull << 20)
-
-enum option_id {
-	OPT_MAX,
-	OPT_HIGH,
-	OPT_FOLIO,
-	OPT_MIN_REGION,
-	OPT_SWAP_SIZE,
-	OPT_SWAP_DIR,
-	OPT_STATS,
-	OPT_FAULT_THREADS,
-	OPT_VERBOSE,
-	OPT_UFFD_FEATURES_OFF,
-	OPT_SWAP,
-	OPT_ZSWAP,
-	OPT_ZSWAP_MAX,
-	OPT_ZSWAP_ACCEPT,
-	OPT_ZSWAP_UNIT,
-	OPT_ZSWAP_THREADS,
-	OPT_SWAPTAB,
-	OPT_SWAP_NODE_POLICY,
-	OPT_VERIFY,
-	OPT_ENCRYPT,
-	OPT_ZSWAP_INCOMPRESSIBLE,
-	OPT_ZSWAP_CHARGE,
-	OPT_DEMOTION,
-	OPT_TIER_MAX,
-	NR_OPTIONS
-};
-
-/* Each option as uswap_options_set() and the environment spell it. */
-static const struct option_name {
-	const char *name;
-	const char *env;
-} option_names[NR_OPTIONS] = {
-	[OPT_MAX]		= { "max",		 "USWAP_MAX" },
-	[OPT_HIGH]		= { "high",		 "USWAP_HIGH" },
-	[OPT_FOLIO]		= { "folio",		 "USWAP_FOLIO" },
-	[OPT_MIN_REGION]	= { "min-region",	 "USWAP_MIN_REGION" },
-	[OPT_SWAP_SIZE]		= { "swap-size",	 "USWAP_SWAP_SIZE" },
-	[OPT_SWAP_DIR]		= { "swap-dir",		 "USWAP_SWAP_DIR" },
-	[OPT_STATS]		= { "stats",		 "USWAP_STATS" },
-	[OPT_FAULT_THREADS]	= { "fault-threads",	 "USWAP_FAULT_THREADS" },
-	[OPT_VERBOSE]		= { "verbose",		 "USWAP_VERBOSE" },
-	[OPT_UFFD_FEATURES_OFF]	= { "uffd-features-off", "USWAP_UFFD_FEATURES_OFF" },
-	[OPT_SWAP]		= { "swap",		 "USWAP_SWAP" },
-	[OPT_ZSWAP]		= { "zswap",		 "USWAP_ZSWAP" },
-	[OPT_ZSWAP_MAX]		= { "zswap-max",	 "USWAP_ZSWAP_MAX" },
-	[OPT_ZSWAP_ACCEPT]	= { "zswap-accept",	 "USWAP_ZSWAP_ACCEPT" },
-	[OPT_ZSWAP_UNIT]	= { "zswap-unit",	 "USWAP_ZSWAP_UNIT" },
-	[OPT_ZSWAP_THREADS]	= { "zswap-threads",	 "USWAP_ZSWAP_THREADS" },
-	[OPT_SWAPTAB]		= { "swaptab",		 "USWAP_SWAPTAB" },
-	[OPT_SWAP_NODE_POLICY]	= { "swap-node-policy",	 "USWAP_SWAP_NODE_POLICY" },
-	[OPT_VERIFY]		= { "verify",		 "USWAP_VERIFY" },
-	[OPT_ENCRYPT]		= { "encrypt",		 "USWAP_ENCRYPT" },
-	[OPT_ZSWAP_INCOMPRESSIBLE] = { "zswap-incompressible", "USWAP_ZSWAP_INCOMPRESSIBLE" },
-	[OPT_ZSWAP_CHARGE]	= { "zswap-charge",	 "USWAP_ZSWAP_CHARGE" },
-	[OPT_DEMOTION]		= { "demotion",		 "USWAP_DEMOTION" },
-	[OPT_TIER_MAX]		= { "tier-max",		 "USWAP_TIER_MAX" },
-};
 
 void __attribute__((format(printf, 3, 4)))
 options_err(char *err, size_t errlen, const char *fmt, ...)
@@ -256,6 +196,8 @@ bool options_folio_size_valid(uint64_t v)
 	return v == SZ_4K || v == SZ_16K || v == SZ_64K || v == SZ_2M;
 }
 
+/* ---- the kinds of value (enum option_kind) ---------------------------- */
+
 static int set_size(uint64_t *field, uint64_t min, const char *label,
 		    const char *value, char *err, size_t errlen)
 {
@@ -277,6 +219,62 @@ static int set_size(uint64_t *field, uint64_t min, const char *label,
 		options_err(err, errlen, "%s: \"%s\" is too small (expected at least %s)",
 			label, value, options_size_str(min, buf, sizeof(buf)));
 		return -EINVAL;
+	}
+	*field = v;
+	return 0;
+}
+
+static int set_count(unsigned *field, const struct option *o,
+		     const char *label, const char *value, char *err,
+		     size_t errlen)
+{
+	uint64_t v;
+
+	if (parse_u64(value, false, &v) || v < o->min || v > o->max) {
+		options_err(err, errlen, "%s: \"%s\" is not %s (expected a whole number from %llu to %llu)",
+			label, value, o->what, (unsigned long long)o->min,
+			(unsigned long long)o->max);
+		return -EINVAL;
+	}
+	*field = (unsigned)v;
+	return 0;
+}
+
+/* A percentage: "20" or "20%", from 1 to 100. */
+static int set_pct(unsigned *field, const char *label, const char *value,
+		   char *err, size_t errlen)
+{
+	char num[16];
+	size_t len = strlen(value);
+	uint64_t v;
+
+	if (len && value[len - 1] == '%')
+		len--;
+	if (len >= sizeof(num) || (memcpy(num, value, len), num[len] = 0,
+				   parse_u64(num, false, &v)) || v < 1 || v > 100) {
+		options_err(err, errlen, "%s: \"%s\" is not a percentage (expected a whole number from 1 to 100, optionally with %%)",
+			label, value);
+		return -EINVAL;
+	}
+	*field = (unsigned)v;
+	return 0;
+}
+
+static int set_mask(uint64_t *field, const char *label, const char *value,
+		    char *err, size_t errlen)
+{
+	uint64_t v;
+	int ret = parse_u64(value, true, &v);
+
+	if (ret == -ERANGE) {
+		options_err(err, errlen, "%s: \"%s\" is too large (at most 64 bits)",
+			label, value);
+		return ret;
+	}
+	if (ret) {
+		options_err(err, errlen, "%s: \"%s\" is not a bit mask (expected a decimal number, or hexadecimal with 0x)",
+			label, value);
+		return ret;
 	}
 	*field = v;
 	return 0;
@@ -326,327 +324,263 @@ static int set_bool(unsigned *flags, unsigned bit, const char *label,
 }
 
 /*
- * A switch between two words, kept as one flag: the flag is set by the
- * word `sets` (a or b).  what names the kind of value in the message.
+ * The words of a metavar "a|b|c": the index of value among them, or -1.
+ * The words are a row's, so that --help, the parser and the messages
+ * cannot disagree.
  */
-static int set_switch(unsigned *flags, unsigned flag, const char *a,
-		      const char *b, const char *sets, const char *what,
-		      const char *label, const char *value, char *err,
-		      size_t errlen)
+static int word_index(const char *words, const char *value)
 {
-	if (strcmp(value, a) && strcmp(value, b)) {
-		options_err(err, errlen, "%s: \"%s\" is not a %s (expected %s or %s)",
-			    label, value, what, a, b);
-		return -EINVAL;
+	const char *w = words;
+	size_t n;
+	int i;
+
+	for (i = 0;; i++) {
+		n = strcspn(w, "|");
+		if (strlen(value) == n && !strncmp(w, value, n))
+			return i;
+		if (!w[n])
+			return -1;
+		w += n + 1;
 	}
-	if (!strcmp(value, sets))
-		*flags |= flag;
-	else
-		*flags &= ~flag;
-	return 0;
 }
 
-/* A percentage: "20" or "20%", from 1 to 100. */
-static int set_pct(unsigned *field, const char *label, const char *value,
-		   char *err, size_t errlen)
+/* Word i of words, or NULL; *n gets its length. */
+static const char *word_at(const char *words, unsigned i, size_t *n)
 {
-	char num[16];
-	size_t len = strlen(value);
-	uint64_t v;
+	const char *w = words;
 
-	if (len && value[len - 1] == '%')
-		len--;
-	if (len >= sizeof(num) || (memcpy(num, value, len), num[len] = 0,
-				   parse_u64(num, false, &v)) || v < 1 || v > 100) {
-		options_err(err, errlen, "%s: \"%s\" is not a percentage (expected a whole number from 1 to 100, optionally with %%)",
-			label, value);
-		return -EINVAL;
+	for (; i; i--) {
+		w = strchr(w, '|');
+		if (!w)
+			return NULL;
+		w++;
 	}
-	*field = (unsigned)v;
-	return 0;
+	*n = strcspn(w, "|");
+	return w;
 }
 
-/*
- * "none", "file", or device SPECs (one per line from the environment),
- * each checked here and appended to opt->swap.
- */
-static int set_swap(struct uswap_options *opt, const char *label,
-		    const char *value, char *err, size_t errlen)
+/* "is not a unit (expected folio or page)": the words, "a, b or c". */
+static void words_err(const struct option *o, const char *label,
+		      const char *value, char *err, size_t errlen)
 {
-	struct swap_spec spec;
-	char why[320], line[512];
-	const char *p = value;
+	char list[256];
+	size_t n, next, used = 0;
+	const char *w;
+	unsigned i;
 
-	if (!strcmp(value, "none")) {
-		opt->flags |= USWAP_OPT_NO_SWAP_FILE;
-		opt->swap[0] = 0;
-		return 0;
-	}
-	if (!strcmp(value, "file")) {
-		opt->flags &= ~USWAP_OPT_NO_SWAP_FILE;
-		opt->swap[0] = 0;
-		return 0;
-	}
-	while (*p) {
-		size_t n = strcspn(p, "\n"), used = strlen(opt->swap);
+	list[0] = 0;
+	for (i = 0; (w = word_at(o->d.metavar, i, &n)); i++) {
+		const char *sep = !i ? "" :
+			word_at(o->d.metavar, i + 1, &next) ? ", " : " or ";
 
-		if (n >= sizeof(line)) {
-			options_err(err, errlen, "%s: a device spec is too long (at most %zu bytes)",
-				label, sizeof(line) - 1);
-			return -EINVAL;
-		}
-		memcpy(line, p, n);
-		line[n] = 0;
-		p += n + (p[n] == '\n');
-		if (!n)
-			continue;
-		if (swap_spec_parse(line, &spec, why, sizeof(why))) {
-			/* why names --swap: from the environment, name the variable. */
-			if (strncmp(label, "--", 2))
-				options_err(err, errlen, "%s: %s", label, why);
-			else
-				options_err(err, errlen, "%s", why);
-			return -EINVAL;
-		}
-		if (used + n + 2 > sizeof(opt->swap)) {
-			options_err(err, errlen, "%s: too many device specs (at most %zu bytes in all)",
-				label, sizeof(opt->swap) - 1);
-			return -EINVAL;
-		}
-		snprintf(opt->swap + used, sizeof(opt->swap) - used, "%s%s",
-			 used ? "\n" : "", line);
-		opt->flags &= ~USWAP_OPT_NO_SWAP_FILE;
+		snprintf(list + used, sizeof(list) - used, "%s%.*s", sep,
+			 (int)n, w);
+		used = strlen(list);
 	}
-	return 0;
+	options_err(err, errlen, "%s: \"%s\" is not %s (expected %s)", label,
+		    value, o->what, list);
 }
 
-static int set_zswap(struct uswap_options *opt, const char *label,
-		     const char *value, char *err, size_t errlen)
-{
-	enum comp_alg alg;
-	char why[160];
-	int level;
-
-	if (strlen(value) >= sizeof(opt->zswap)) {
-		options_err(err, errlen, "%s: \"%s\" is too long (expected lz4, zstd[:LEVEL], deflate[:LEVEL] or off)",
-			label, value);
-		return -EINVAL;
-	}
-	if (strcmp(value, "off") &&
-	    comp_parse(value, &alg, &level, why, sizeof(why))) {
-		options_err(err, errlen, "%s: %s", label, why);
-		return -EINVAL;
-	}
-	strcpy(opt->zswap, value);
-	return 0;
-}
-
-/*
- * --demotion auto|none|SPEC and --tier-max NODE=SIZE[,...]: checked here
- * for their form (demote.c); the nodes are checked against the machine
- * when the runtime starts.
- */
-static int set_tiers(struct uswap_options *opt, bool demotion,
-		     const char *label, const char *value, char *err,
-		     size_t errlen)
-{
-	char *field = demotion ? opt->demotion : opt->tier_max;
-	size_t size = demotion ? sizeof(opt->demotion) : sizeof(opt->tier_max);
-	uint64_t max[MEM_MAX_NODES], nodes;
-	char why[512];
-	int ret;
-
-	if (strlen(value) >= size) {
-		options_err(err, errlen, "%s: longer than %zu bytes", label, size - 1);
-		return -EINVAL;
-	}
-	if (demotion)
-		ret = demotion_option_check(value, why, sizeof(why));
-	else
-		ret = value[0] ? tier_max_parse(value, max, &nodes, why,
-						sizeof(why)) : 0;
-	if (ret) {
-		/* why says "--demotion ..." or "--tier-max ...": keep label's spelling */
-		const char *rest = strchr(why, ' ');
-
-		options_err(err, errlen, "%s%s", label, rest ? rest : "");
-		return -EINVAL;
-	}
-	strcpy(field, value);
-	return 0;
-}
-
-/* Set option id of *opt from value; label names it in messages. */
-static int option_set(struct uswap_options *opt, enum option_id id,
+/* Set row o of *opt from value; label names it in messages. */
+static int option_set(struct uswap_options *opt, const struct option *o,
 		      const char *value, const char *label, char *err,
 		      size_t errlen)
 {
-	uint64_t v;
-	int ret;
+	void *field = option_field(opt, o);
+	unsigned *flags = &opt->flags;
+	int i;
 
 	if (!value) {
-		if (id == OPT_VERBOSE)
-			value = "";
-		else {
+		if (o->kind != OPTION_FLAG) {
 			options_err(err, errlen, "%s: missing value", label);
 			return -EINVAL;
 		}
+		value = "";
 	}
-	switch (id) {
-	case OPT_MAX:
-		return set_size(&opt->max, SZ_1M, label, value, err, errlen);
-	case OPT_HIGH:
-		return set_size(&opt->high, SZ_4K, label, value, err, errlen);
-	case OPT_MIN_REGION:
-		return set_size(&opt->min_region, SZ_4K, label, value, err,
+	if (o->set)
+		return o->set(opt, o, value, label, err, errlen);
+	switch (o->kind) {
+	case OPTION_SIZE:
+		return set_size(field, o->min, label, value, err, errlen);
+	case OPTION_COUNT:
+		return set_count(field, o, label, value, err, errlen);
+	case OPTION_PERCENT:
+		return set_pct(field, label, value, err, errlen);
+	case OPTION_MASK:
+		return set_mask(field, label, value, err, errlen);
+	case OPTION_PATH:
+		return set_path(field, o->size, o->what, label, value, err,
 				errlen);
-	case OPT_SWAP_SIZE:
-		return set_size(&opt->swap_size, SZ_2M, label, value, err,
-				errlen);
-	case OPT_FOLIO:
-		if (uswap_size_parse(value, &v) ||
-		    !options_folio_size_valid(v)) {
-			options_err(err, errlen, "%s: \"%s\" is not a folio size (expected 4K, 16K, 64K or 2M)",
-				label, value);
+	case OPTION_FLAG:
+		return set_bool(flags, o->flag, label, value, err, errlen);
+	case OPTION_SWITCH:
+		i = word_index(o->d.metavar, value);
+		if (i < 0)
+			break;
+		if (!strcmp(value, o->sets))
+			*flags |= o->flag;
+		else
+			*flags &= ~o->flag;
+		return 0;
+	case OPTION_WORDS:
+		i = word_index(o->d.metavar, value);
+		if (i < 0)
+			break;
+		*(unsigned *)field = (unsigned)i + 1;
+		return 0;
+	case OPTION_TEXT:
+		return -EINVAL;		/* a text option has its own setter */
+	}
+	words_err(o, label, value, err, errlen);
+	return -EINVAL;
+}
+
+/* The text of a value into buf: its length, or -ENOSPC. */
+static int put(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int put(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return n < 0 || (size_t)n >= len ? -ENOSPC : n;
+}
+
+/* Row o of *opt as uswap_options_set() takes it back (uswap_options_get()). */
+static int option_get(const struct uswap_options *opt, const struct option *o,
+		      char *buf, size_t len)
+{
+	const void *field = (const char *)opt + o->off;
+	uint64_t u64 = 0;
+	unsigned u = 0;
+	const char *w;
+	size_t n;
+
+	if (o->get)
+		return o->get(opt, o, buf, len);
+	if (o->kind == OPTION_SIZE || o->kind == OPTION_MASK)
+		memcpy(&u64, field, sizeof(u64));
+	if (o->kind == OPTION_COUNT || o->kind == OPTION_PERCENT ||
+	    o->kind == OPTION_WORDS)
+		memcpy(&u, field, sizeof(u));
+	switch (o->kind) {
+	case OPTION_SIZE:
+		return u64 ? put(buf, len, "%llu", (unsigned long long)u64) :
+			     put(buf, len, "%s", "");
+	case OPTION_MASK:
+		return u64 ? put(buf, len, "0x%llx", (unsigned long long)u64) :
+			     put(buf, len, "%s", "");
+	case OPTION_COUNT:
+	case OPTION_PERCENT:
+		return u ? put(buf, len, "%u", u) : put(buf, len, "%s", "");
+	case OPTION_PATH:
+	case OPTION_TEXT:
+		return put(buf, len, "%.*s", (int)strnlen(field, o->size),
+			   (const char *)field);
+	case OPTION_FLAG:
+		return put(buf, len, "%s", opt->flags & o->flag ? "1" : "");
+	case OPTION_SWITCH:
+		return put(buf, len, "%s", opt->flags & o->flag ? o->sets : "");
+	case OPTION_WORDS:
+		if (!u)
+			return put(buf, len, "%s", "");
+		w = word_at(o->d.metavar, u - 1, &n);
+		if (!w)
 			return -EINVAL;
-		}
-		opt->folio_size = v;
-		return 0;
-	case OPT_SWAP_DIR:
-		return set_path(opt->swap_dir, sizeof(opt->swap_dir),
-				"a directory", label, value, err, errlen);
-	case OPT_STATS:
-		return set_path(opt->stats_path, sizeof(opt->stats_path),
-				"a file name", label, value, err, errlen);
-	case OPT_FAULT_THREADS:
-		ret = parse_u64(value, false, &v);
-		if (ret || v < 1 || v > OPTIONS_FAULT_THREADS_MAX) {
-			options_err(err, errlen, "%s: \"%s\" is not a thread count (expected a whole number from 1 to %u)",
-				label, value, OPTIONS_FAULT_THREADS_MAX);
-			return -EINVAL;
-		}
-		opt->fault_threads = (unsigned)v;
-		return 0;
-	case OPT_VERBOSE:
-		return set_bool(&opt->flags, USWAP_OPT_VERBOSE, label, value,
-				err, errlen);
-	case OPT_UFFD_FEATURES_OFF:
-		ret = parse_u64(value, true, &v);
-		if (ret == -ERANGE) {
-			options_err(err, errlen, "%s: \"%s\" is too large (at most 64 bits)",
-				label, value);
-			return ret;
-		}
-		if (ret) {
-			options_err(err, errlen, "%s: \"%s\" is not a bit mask (expected a decimal number, or hexadecimal with 0x)",
-				label, value);
-			return ret;
-		}
-		opt->uffd_features_off = v;
-		return 0;
-	case OPT_SWAP:
-		return set_swap(opt, label, value, err, errlen);
-	case OPT_SWAPTAB:
-		return set_path(opt->swaptab, sizeof(opt->swaptab), "a file",
-				label, value, err, errlen);
-	case OPT_SWAP_NODE_POLICY:
-		if (!strcmp(value, "page"))
-			opt->swap_node_policy = USWAP_SWAP_NODE_PAGE;
-		else if (!strcmp(value, "cpu"))
-			opt->swap_node_policy = USWAP_SWAP_NODE_CPU;
-		else {
-			options_err(err, errlen, "%s: \"%s\" is not a node policy (expected page or cpu)",
-				label, value);
-			return -EINVAL;
-		}
-		return 0;
-	case OPT_VERIFY:
-		return set_switch(&opt->flags, USWAP_OPT_NO_VERIFY, "on", "off",
-				  "off", "setting", label, value, err, errlen);
-	case OPT_ENCRYPT:
-		return set_switch(&opt->flags, USWAP_OPT_ENCRYPT, "on", "off",
-				  "on", "setting", label, value, err, errlen);
-	case OPT_ZSWAP:
-		return set_zswap(opt, label, value, err, errlen);
-	case OPT_ZSWAP_MAX:
-		return set_pct(&opt->zswap_max_pct, label, value, err, errlen);
-	case OPT_ZSWAP_ACCEPT:
-		return set_pct(&opt->zswap_accept_pct, label, value, err,
-			       errlen);
-	case OPT_ZSWAP_UNIT:
-		if (!strcmp(value, "folio"))
-			opt->zswap_unit = USWAP_ZSWAP_UNIT_FOLIO;
-		else if (!strcmp(value, "page"))
-			opt->zswap_unit = USWAP_ZSWAP_UNIT_PAGE;
-		else {
-			options_err(err, errlen, "%s: \"%s\" is not a unit (expected folio or page)",
-				label, value);
-			return -EINVAL;
-		}
-		return 0;
-	case OPT_ZSWAP_INCOMPRESSIBLE:
-		return set_switch(&opt->flags, USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE,
-				  "device", "store", "store", "choice", label,
-				  value, err, errlen);
-	case OPT_ZSWAP_CHARGE:
-		return set_switch(&opt->flags, USWAP_OPT_ZSWAP_NO_CHARGE, "on", "off",
-				  "off", "setting", label, value, err, errlen);
-	case OPT_ZSWAP_THREADS:
-		ret = parse_u64(value, false, &v);
-		if (ret || v < 1 || v > OPTIONS_ZSWAP_THREADS_MAX) {
-			options_err(err, errlen, "%s: \"%s\" is not a thread count (expected a whole number from 1 to %u)",
-				label, value, OPTIONS_ZSWAP_THREADS_MAX);
-			return -EINVAL;
-		}
-		opt->zswap_threads = (unsigned)v;
-		return 0;
-	case OPT_DEMOTION:
-	case OPT_TIER_MAX:
-		return set_tiers(opt, id == OPT_DEMOTION, label, value, err,
-				 errlen);
-	case NR_OPTIONS:
-		break;
+		return put(buf, len, "%.*s", (int)n, w);
 	}
 	return -EINVAL;
 }
 
-/* Does name spell option id?  '_' may stand for '-'. */
-static bool option_name_is(const char *name, enum option_id id)
-{
-	const char *o = option_names[id].name;
+/* ---- by name, from the environment ----------------------------------- */
 
-	for (; *name && *o; name++, o++) {
-		if (*name != *o && !(*name == '_' && *o == '-'))
-			return false;
+/* The row that name spells ('_' may stand for '-'), or NULL. */
+static const struct option *option_find(const char *name)
+{
+	const char *n, *o;
+	unsigned i;
+
+	for (i = 0; i < nr_options; i++) {
+		for (n = name, o = option_table[i].d.name; *n && *o; n++, o++) {
+			if (*n != *o && !(*n == '_' && *o == '-'))
+				break;
+		}
+		if (!*n && !*o)
+			return &option_table[i];
 	}
-	return !*name && !*o;
+	return NULL;
+}
+
+/* "--NAME: unknown option (expected max, high, ... or uffd-features-off)" */
+static void unknown_err(const char *name, char *err, size_t errlen)
+{
+	char list[1024];
+	size_t used = 0;
+	unsigned i;
+
+	if (!err || !errlen)
+		return;
+	list[0] = 0;
+	for (i = 0; i < nr_options && used < sizeof(list); i++) {
+		snprintf(list + used, sizeof(list) - used, "%s%s",
+			 !i ? "" : i + 1 < nr_options ? ", " : " or ",
+			 option_table[i].d.name);
+		used += strlen(list + used);
+	}
+	options_err(err, errlen, "--%s: unknown option (expected %s)", name, list);
+}
+
+unsigned options_flags(void)
+{
+	unsigned i, flags = 0;
+
+	for (i = 0; i < nr_options; i++)
+		flags |= option_table[i].flag;
+	return flags;
+}
+
+EXPORT const struct uswap_option_desc *uswap_option_desc(unsigned i)
+{
+	return i < nr_options ? &option_table[i].d : NULL;
 }
 
 EXPORT int uswap_options_set(struct uswap_options *opt, const char *name,
 			     const char *value, char *err, size_t errlen)
 {
+	const struct option *o;
 	struct uswap_options tmp;
 	char label[64];
-	unsigned id;
 	int ret;
 
 	if (!opt || !name)
 		return -EINVAL;
-	for (id = 0; id < NR_OPTIONS; id++) {
-		if (option_name_is(name, id))
-			break;
-	}
-	if (id == NR_OPTIONS) {
-		options_err(err, errlen, "--%s: unknown option (expected max, high, folio, min-region, swap, swaptab, swap-node-policy, swap-size, swap-dir, stats, fault-threads, verbose, zswap, zswap-max, zswap-accept, zswap-unit, zswap-threads, zswap-incompressible, zswap-charge, verify, encrypt, demotion, tier-max or uffd-features-off)",
-			name);
+	o = option_find(name);
+	if (!o) {
+		unknown_err(name, err, errlen);
 		return -EINVAL;
 	}
-	snprintf(label, sizeof(label), "--%s", option_names[id].name);
+	snprintf(label, sizeof(label), "--%s", o->d.name);
 	tmp = *opt;
-	ret = option_set(&tmp, id, value, label, err, errlen);
+	ret = option_set(&tmp, o, value, label, err, errlen);
 	if (!ret)
 		*opt = tmp;
 	return ret;
+}
+
+EXPORT int uswap_options_get(const struct uswap_options *opt, const char *name,
+			     char *buf, size_t len)
+{
+	const struct option *o;
+
+	if (!opt || !name || !buf)
+		return -EINVAL;
+	o = option_find(name);
+	if (!o)
+		return -EINVAL;
+	return option_get(opt, o, buf, len);
 }
 
 EXPORT int uswap_options_from_env(struct uswap_options *opt, char *err,
@@ -654,18 +588,19 @@ EXPORT int uswap_options_from_env(struct uswap_options *opt, char *err,
 {
 	struct uswap_options tmp;
 	const char *value;
-	unsigned id;
+	unsigned i;
 	int ret;
 
 	if (!opt)
 		return -EINVAL;
 	tmp = *opt;
-	for (id = 0; id < NR_OPTIONS; id++) {
-		value = getenv(option_names[id].env);
+	for (i = 0; i < nr_options; i++) {
+		const struct option *o = &option_table[i];
+
+		value = getenv(o->d.env);
 		if (!value)
 			continue;
-		ret = option_set(&tmp, id, value, option_names[id].env, err,
-				 errlen);
+		ret = option_set(&tmp, o, value, o->d.env, err, errlen);
 		if (ret)
 			return ret;
 	}

@@ -123,11 +123,7 @@ EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
 			opt->fault_threads, OPTIONS_FAULT_THREADS_MAX);
 		return -EINVAL;
 	}
-	if (opt->flags & ~(USWAP_OPT_VERBOSE | USWAP_OPT_NO_SWAP_FILE |
-			   USWAP_OPT_JOIN_TREE | USWAP_OPT_NO_VERIFY |
-			   USWAP_OPT_ENCRYPT |
-			   USWAP_OPT_ZSWAP_STORE_INCOMPRESSIBLE |
-			   USWAP_OPT_ZSWAP_NO_CHARGE)) {
+	if (opt->flags & ~(options_flags() | USWAP_OPT_JOIN_TREE)) {
 		options_err(err, errlen, "unknown flags 0x%x", opt->flags);
 		return -EINVAL;
 	}

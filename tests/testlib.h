@@ -85,11 +85,6 @@ static inline uint64_t t_rand(uint64_t *s)
 }
 
 /*
- * Fill a page with contents that depend on (page, version): a header of
- * both, then a pattern; a quarter of versions give a mostly-zero page so
- * that contents are not uniform.
- */
-/*
  * Deterministic contents of (page, version): a header naming both, then by
  * version one of four kinds, so that a compressed tier sees mixed data:
  * random (incompressible), small numbers (compresses ~3:1), a repeated

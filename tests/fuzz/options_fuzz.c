@@ -739,7 +739,7 @@ static void env_record(const char *name, const char *value)
 	fz.env_set[id] = value != NULL;
 }
 
-/* from_env() is the sets of the variables together. */
+/* uswap_options_from_env() is the sets of the variables together. */
 static void fuzz_env(struct uswap_options *o)
 {
 	struct uswap_options before = *o, want = *o;
