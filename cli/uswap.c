@@ -695,6 +695,7 @@ static void __attribute__((noreturn)) die_of_signal(int sig)
 static int cmd_run(int argc, char **argv)
 {
 	struct run_args ra = { 0 };
+	struct swap_wipe wipe = { 0 };
 	char *stats_dir = NULL;
 	const char *preload = NULL;
 	sigset_t set, oldmask;
@@ -724,6 +725,8 @@ static int cmd_run(int argc, char **argv)
 		env_export(&ra.opt, preload, stats_dir);
 		if (ra.fallback_flag)
 			env_set("USWAP_FALLBACK", ra.fallback_flag);
+		/* The named swap devices, emptied when PROG has ended. */
+		swap_wipe_open(&ra.opt, &wipe);
 	}
 
 	sigemptyset(&set);
@@ -736,12 +739,14 @@ static int cmd_run(int argc, char **argv)
 
 	pid = spawn(ra.prog, &oldmask, chld_ignored, &exec_err);
 	if (pid < 0) {
+		swap_wipe_run(&wipe);
 		if (stats_dir)
 			stats_dir_remove(stats_dir);
 		free(stats_dir);
 		return EXIT_CANNOT_RUN;
 	}
 	status = wait_child(pid, &set);
+	swap_wipe_run(&wipe);
 	if (exec_err) {
 		say("%s: %s", ra.prog[0], strerror(exec_err));
 		if (stats_dir)

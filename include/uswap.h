@@ -63,9 +63,9 @@ struct uswap_options {
 				   (default) or 2M */
 	uint64_t min_region;	/* preload only: smallest anonymous private mmap
 				   that is managed; default 1 MiB */
-	uint64_t swap_size;	/* size cap of the swap file; default: eight times
-				   max, at least 1 GiB, at most half the free space
-				   of swap_dir's file system */
+	uint64_t swap_size;	/* size cap of a swap file; default (0): none,
+				   the file grows on demand while its file
+				   system keeps as much free space as it holds */
 	char swap[1024];	/* swap devices, one SPEC per line:
 				   PATH[,prio=N][,size=SIZE][,node=N][,discard][,direct];
 				   empty: one unnamed swap file in swap_dir */

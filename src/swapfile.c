@@ -154,7 +154,8 @@
  * and faults freeing slots do not meet on one lock:
  *
  *	si->lock	the lists (heads, links), which cluster a context
- *			owns, provisioned, the discard queue;
+ *			owns, provisioned and nr_provisioned (the space the
+ *			file holds, swap_file.c), the discard queue;
  *	cluster lock	a cluster's slots in swap_map and its count
  *			(swap_cluster_lock(): SWAP_CLUSTER_LOCKS locks,
  *			cluster i under lock i % SWAP_CLUSTER_LOCKS);
@@ -242,19 +243,21 @@ static void cluster_list_del(struct swap_info *si, uint32_t idx)
 {
 	struct swap_cluster *c = &si->clusters[idx];
 	struct swap_cluster_list_head *l = &si->lists[c->list];
+	const uint32_t prev = swap_cluster_prev(si, idx);
+	const uint32_t next = swap_cluster_next(si, idx);
 
 	assert(l->nr > 0);
-	if (c->prev == CLUSTER_NONE)
-		l->head = c->next;
+	if (prev == CLUSTER_NONE)
+		l->head = next;
 	else
-		si->clusters[c->prev].next = c->next;
-	if (c->next == CLUSTER_NONE)
-		l->tail = c->prev;
+		swap_cluster_set_next(si, prev, next);
+	if (next == CLUSTER_NONE)
+		l->tail = prev;
 	else
-		si->clusters[c->next].prev = c->prev;
+		swap_cluster_set_prev(si, next, prev);
 	l->nr--;
-	c->next = CLUSTER_NONE;
-	c->prev = CLUSTER_NONE;
+	swap_cluster_set_next(si, idx, CLUSTER_NONE);
+	swap_cluster_set_prev(si, idx, CLUSTER_NONE);
 }
 
 /*
@@ -271,19 +274,19 @@ static void cluster_list_add(struct swap_info *si, uint32_t idx,
 	swap_assert_cluster_locked(si, idx);
 	c->list = list;
 	if (l->nr == 0) {
-		c->prev = CLUSTER_NONE;
-		c->next = CLUSTER_NONE;
+		swap_cluster_set_prev(si, idx, CLUSTER_NONE);
+		swap_cluster_set_next(si, idx, CLUSTER_NONE);
 		l->head = idx;
 		l->tail = idx;
 	} else if (head) {
-		c->prev = CLUSTER_NONE;
-		c->next = l->head;
-		si->clusters[l->head].prev = idx;
+		swap_cluster_set_prev(si, idx, CLUSTER_NONE);
+		swap_cluster_set_next(si, idx, l->head);
+		swap_cluster_set_prev(si, l->head, idx);
 		l->head = idx;
 	} else {
-		c->next = CLUSTER_NONE;
-		c->prev = l->tail;
-		si->clusters[l->tail].next = idx;
+		swap_cluster_set_next(si, idx, CLUSTER_NONE);
+		swap_cluster_set_prev(si, idx, l->tail);
+		swap_cluster_set_next(si, l->tail, idx);
 		l->tail = idx;
 	}
 	l->nr++;
@@ -302,17 +305,17 @@ static void cluster_add_free_unprovisioned(struct swap_info *si, uint32_t idx)
 	swap_assert_cluster_locked(si, idx);
 	while (next != CLUSTER_NONE && si->clusters[next].provisioned) {
 		prev = next;
-		next = si->clusters[next].next;
+		next = swap_cluster_next(si, next);
 	}
 	if (prev == CLUSTER_NONE || next == CLUSTER_NONE) {
 		cluster_list_add(si, idx, CLUSTER_FREE, prev == CLUSTER_NONE);
 		return;
 	}
 	c->list = CLUSTER_FREE;
-	c->prev = prev;
-	c->next = next;
-	si->clusters[prev].next = idx;
-	si->clusters[next].prev = idx;
+	swap_cluster_set_prev(si, idx, prev);
+	swap_cluster_set_next(si, idx, next);
+	swap_cluster_set_next(si, prev, idx);
+	swap_cluster_set_prev(si, next, idx);
 	l->nr++;
 }
 
@@ -461,6 +464,7 @@ static int cluster_provision_locked(struct swap_info *si, uint32_t idx)
 	if (err)
 		return err;
 	c->provisioned = 1;
+	si->nr_provisioned++;
 	return 0;
 }
 
@@ -532,14 +536,14 @@ free_cluster:
 		return err;
 
 	/* The probed clusters went to FRAG: walk the others, then FRAG. */
-	for (i = nonfull->head; i != CLUSTER_NONE; i = si->clusters[i].next)
+	for (i = nonfull->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i))
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
-	for (i = frag->head; i != CLUSTER_NONE; i = si->clusters[i].next)
+	for (i = frag->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i))
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
 	/* Then the nearly full. */
-	for (i = nearly->head; i != CLUSTER_NONE; i = si->clusters[i].next)
+	for (i = nearly->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i))
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
 	return err;
@@ -678,6 +682,8 @@ static void cluster_unpark_locked(struct swap_info *si, uint32_t idx, int err)
 	swap_assert_cluster_locked(si, idx);
 	assert(c->list == CLUSTER_CURRENT && c->count == 0);
 	if (!err) {
+		if (c->provisioned)
+			si->nr_provisioned--;
 		c->provisioned = 0;
 		atomic_fetch_add_explicit(&d->discards, 1, memory_order_relaxed);
 	} else {

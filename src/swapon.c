@@ -45,6 +45,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "crypt.h"
@@ -70,63 +71,172 @@ static void dir_of(const char *path, char *dir, size_t len)
 		snprintf(dir, len, "%.*s", (int)(slash - path), path);
 }
 
-/* Open (or create) the file or block device of a spec.  fd or -errno. */
-static int open_spec(struct uswap_runtime *rt, unsigned type,
-		     const struct swap_spec *sp, uint64_t *size, bool *blk)
+/*
+ * The slot space of a file without a size (no size=, no --swap-size):
+ * half of its file system, at most what a swap entry can name, whole
+ * clusters.  The file takes blocks only as it is used, and no more than
+ * the free space allows (swap_cluster_provision()); the slot maps are
+ * sized for this much, in address space that is touched only where used.
+ */
+static uint64_t share_size(int fd)
 {
-	struct swap_info *si = &rt->swap[type];
-	int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW, fd;
-	bool created = false;
-	struct stat st;
+	uint64_t size = 1ull << 30;
+	struct statvfs sv;
+
+	if (fstatvfs(fd, &sv) == 0)
+		size = (uint64_t)sv.f_blocks * sv.f_frsize / 2;
+	size = MIN(size, (uint64_t)SWP_MAX_SLOTS << SWAP_SLOT_SHIFT);
+	size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
+	return MAX(size, (uint64_t)SWAP_CLUSTER_BYTES);
+}
+
+/*
+ * Make si an unnamed file of ours in dir, of size bytes, or, with size 0,
+ * one that grows with the free space of dir's file system (and gives
+ * freed clusters back: discard).  0 or -errno (logged).
+ */
+static int own_file(struct swap_info *si, unsigned type, const char *dir,
+		    uint64_t size)
+{
+	bool grow = !size;
+	int dirfd, err;
+
+	if (grow) {
+		dirfd = swap_dir_open(dir);
+		if (dirfd < 0)
+			return dirfd;
+		size = share_size(dirfd);
+		close(dirfd);
+	}
+	err = swap_info_init(si, type, size);
+	if (err)
+		goto err;
+	err = swap_file_create(si, dir, size);
+	if (err) {
+		swap_info_destroy(si);
+		goto err;
+	}
+	si->grow_free = grow;
+	if (grow) {
+		err = swap_discard_enable(si);
+		if (err)
+			uswap_log("swap file in %s: cannot give freed space back (%s); going on without",
+				  dir, strerror(-err));
+	}
+	return 0;
+err:
+	uswap_log("cannot create a swap file in %s: %s", dir, strerror(-err));
+	return err;
+}
+
+/* Log (unless quiet) why an existing swap file is refused; -EPERM. */
+static int refuse_file(const char *path, const struct stat *st, bool quiet)
+{
+	if (quiet)
+		return -EPERM;
+	if (st->st_uid != geteuid()) {
+		uswap_log("swap file %s belongs to another user (uid %u): refused",
+			  path, (unsigned)st->st_uid);
+		return -EPERM;
+	}
+	uswap_log("swap file %s may be read or written by others (mode %04o): refused "
+		  "(expected a file only you can read and write, as the program's memory "
+		  "goes there: chmod 600 %s)",
+		  path, (unsigned)(st->st_mode & 07777), path);
+	return -EPERM;
+}
+
+/*
+ * Open the existing file or block device at path, checked on the
+ * descriptor that is then used, never on a path: the directory first
+ * (swap_dir_open: nobody else may rename in it), the name in it without
+ * following a link, its type on an O_PATH descriptor (so that no FIFO or
+ * character device is ever opened), then the file itself, which must be
+ * the same inode.  A regular file must be the user's and nobody else's to
+ * read or write.  A block device is opened O_EXCL when excl, so that
+ * nothing else uses it meanwhile.  O_DIRECT when the file system allows
+ * it (*direct), or always with need_direct.  Messages are logged unless
+ * quiet.  fd, -ENOENT when the path does not exist, or -errno.
+ */
+static int spec_open(const char *path, bool need_direct, bool excl,
+		     bool quiet, bool *blk, bool *direct)
+{
+	int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	char dir[SWAP_PATH_MAX];
+	struct stat st, got;
+	int dirfd, pfd, fd, err;
 
 	*blk = false;
-	if (lstat(sp->path, &st) == 0) {
-		if (S_ISLNK(st.st_mode)) {
-			uswap_log("swap device %s is a symbolic link: refused", sp->path);
-			return -ELOOP;
-		}
-		if (S_ISBLK(st.st_mode)) {
-			*blk = true;
-			flags |= O_EXCL;
-		} else if (!S_ISREG(st.st_mode)) {
-			uswap_log("swap device %s is neither a file nor a block device",
-				  sp->path);
-			return -EINVAL;
-		} else if (st.st_uid != getuid()) {
-			uswap_log("swap file %s belongs to another user: refused",
-				  sp->path);
-			return -EPERM;
-		}
-	} else if (errno == ENOENT) {
-		flags |= O_CREAT | O_EXCL;
-		created = true;
-	} else {
-		return -errno;
+	dir_of(path, dir, sizeof(dir));
+	dirfd = quiet ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) :
+			swap_dir_open(dir);
+	if (dirfd < 0)
+		return quiet ? -errno : dirfd == -ENOENT ? -ENOTDIR : dirfd;
+	pfd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
+		err = -errno;
+		goto err_dir;
 	}
-	fd = open(sp->path, flags | O_DIRECT, 0600);
-	si->direct = fd >= 0;
-	if (fd < 0 && errno == EINVAL && !sp->direct)
-		fd = open(sp->path, flags, 0600);
-	if (fd < 0)
-		return -errno;
-	if (created)
-		unlink(sp->path);	/* ours alone, and never left behind */
-	if (*blk) {
-		uint64_t bytes = 0;
-
-		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
-			bytes = 0;
-		*size = *size ? MIN(*size, bytes) : bytes;
-	} else if (!created && flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		close(fd);
-		return -EBUSY;	/* another uswap process holds it */
-	} else if (ftruncate(fd, (off_t)*size) < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
+	err = fstat(pfd, &st) < 0 ? -errno : 0;
+	close(pfd);
+	if (err)
+		goto err_dir;
+	if (S_ISLNK(st.st_mode)) {
+		if (!quiet)
+			uswap_log("swap device %s is a symbolic link: refused", path);
+		err = -ELOOP;
+		goto err_dir;
+	}
+	if (S_ISBLK(st.st_mode)) {
+		*blk = true;
+		if (excl)
+			flags |= O_EXCL;
+	} else if (!S_ISREG(st.st_mode)) {
+		if (!quiet)
+			uswap_log("swap device %s is neither a file nor a block device",
+				  path);
+		err = -EINVAL;
+		goto err_dir;
+	} else if (st.st_uid != geteuid() || (st.st_mode & 077)) {
+		err = refuse_file(path, &st, quiet);
+		goto err_dir;
+	}
+	fd = openat(dirfd, base, flags | O_DIRECT);
+	*direct = fd >= 0;
+	if (fd < 0 && errno == EINVAL && !need_direct)
+		fd = openat(dirfd, base, flags);
+	if (fd < 0) {
+		err = -errno;
+		goto err_dir;
+	}
+	close(dirfd);
+	if (fstat(fd, &got) < 0 || got.st_dev != st.st_dev ||
+	    got.st_ino != st.st_ino || (got.st_mode & S_IFMT) != (st.st_mode & S_IFMT)) {
+		if (!quiet)
+			uswap_log("swap device %s changed while it was opened: refused",
+				  path);
+		err = -EAGAIN;
+		goto err_close;
+	}
+	if (S_ISREG(got.st_mode) && (got.st_uid != geteuid() || (got.st_mode & 077))) {
+		err = refuse_file(path, &got, quiet);
+		goto err_close;
+	}
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		err = -errno;
+		goto err_close;
 	}
 	return fd;
+
+err_close:
+	close(fd);
+	return err;
+err_dir:
+	close(dirfd);
+	return err;
 }
 
 /* Set up device `type` from a spec.  0 or -errno (logged). */
@@ -139,19 +249,28 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	bool blk, direct;
 	int fd, err;
 
-	fd = open_spec(rt, type, sp, &size, &blk);
-	size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
-	if (fd == -EBUSY && !blk) {
-		/* Held by another process of the tree: a file of our own. */
+	fd = spec_open(sp->path, sp->direct, true, false, &blk, &direct);
+	if (fd >= 0 && !blk && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		fd = -EBUSY;	/* another uswap process holds it */
+	}
+	if (fd == -ENOENT || fd == -EBUSY) {
+		/*
+		 * Missing: a file of our own there, unnamed, as the default
+		 * one.  Held by another process of the tree: the same, beside
+		 * it, so that it lands on the same file system and node.
+		 */
 		dir_of(sp->path, dir, sizeof(dir));
-		err = swap_info_init(si, type, size);
-		if (!err)
-			err = swap_file_create(si, dir, size);
+		err = own_file(si, type, dir, size);
 		if (err) {
-			uswap_log("swap file %s is in use and no file can be made beside it: %s",
-				  sp->path, strerror(-err));
+			if (fd == -EBUSY)
+				uswap_log("swap file %s is in use and no file can be made beside it",
+					  sp->path);
 			return err;
 		}
+		if (fd == -ENOENT)
+			snprintf(si->path, sizeof(si->path), "%.240s (deleted)",
+				 sp->path);
 		rt->swap_kind[type] = "file";
 		return 0;
 	}
@@ -160,12 +279,30 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 			  strerror(-fd));
 		return fd;
 	}
+	if (blk) {
+		uint64_t bytes = 0;
+
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+			bytes = 0;
+		size = size ? MIN(size, bytes) : bytes;
+	} else {
+		/* Ours now: what an earlier run left in it goes first. */
+		err = swap_file_wipe(fd, false, 0, false);
+		if (err) {
+			uswap_log("swap file %s: cannot empty it: %s", sp->path,
+				  strerror(-err));
+			close(fd);
+			return err;
+		}
+		if (!size)
+			size = share_size(fd);
+	}
+	size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
 	if (size < SWAP_CLUSTER_BYTES) {
 		uswap_log("swap device %s is smaller than one 2 MiB cluster", sp->path);
 		close(fd);
 		return -ENOSPC;
 	}
-	direct = si->direct;	/* swap_info_init clears it */
 	err = swap_info_init(si, type, size);
 	if (err) {
 		close(fd);
@@ -173,8 +310,11 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	}
 	si->fd = fd;
 	si->direct = direct;
-	si->provision = blk ? NULL : provision;
-	if (sp->discard) {
+	si->blkdev = blk;
+	si->wipe = true;
+	si->grow_free = !blk && !sp->size && !rt->opt.swap_size;
+	si->provision = provision;
+	if (sp->discard || si->grow_free) {
 		err = swap_discard_enable(si);
 		if (err)
 			uswap_log("swap device %s: discard unavailable (%s); going on without",
@@ -320,20 +460,18 @@ int swapon_all(struct uswap_runtime *rt)
 			size = MIN(size, (uint64_t)SWP_MAX_SLOTS << SWAP_SLOT_SHIFT);
 			size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
 		}
-		err = swap_info_init(&rt->swap[0], 0, size);
-		if (err) {
-			swapoff_all(rt);
-			return err;
-		}
 		if (rt->opt.flags & USWAP_OPT_NO_SWAP_FILE) {
+			err = swap_info_init(&rt->swap[0], 0, size);
+			if (err) {
+				swapoff_all(rt);
+				return err;
+			}
 			snprintf(rt->swap[0].path, sizeof(rt->swap[0].path), "(none)");
 			rt->swap_kind[0] = "virtual";
 		} else {
-			err = swap_file_create(&rt->swap[0], rt->opt.swap_dir, size);
+			/* size 0 (no --swap-size): it grows on demand. */
+			err = own_file(&rt->swap[0], 0, rt->opt.swap_dir, size);
 			if (err) {
-				uswap_log("cannot create a swap file in %s: %s",
-					  rt->opt.swap_dir, strerror(-err));
-				swap_info_destroy(&rt->swap[0]);
 				swapoff_all(rt);
 				return err;
 			}
@@ -432,6 +570,8 @@ void swapoff_all(struct uswap_runtime *rt)
 		csum_free(si);
 		crypt_dev_release(si->crypt);
 		si->crypt = NULL;
+		if (si->wipe && si->fd >= 0)
+			swap_file_wipe(si->fd, si->blkdev, si->file_end, true);
 		swap_file_close(si);
 		swap_info_destroy(si);
 	}
@@ -444,8 +584,11 @@ void swapoff_all(struct uswap_runtime *rt)
 /* Leave the lists: no slot left on dev. */
 static void device_full(struct uswap_runtime *rt, unsigned dev)
 {
-	if (!atomic_exchange(&rt->swap_dev_full[dev], true))
-		swap_avail_full(rt->avail, dev);
+	if (atomic_exchange(&rt->swap_dev_full[dev], true))
+		return;
+	swap_avail_full(rt->avail, dev);
+	if (rt->swap[dev].fd >= 0)
+		swap_file_full(&rt->swap[dev]);
 }
 
 /* --- who holds which slot --- */
@@ -735,4 +878,96 @@ void swap_count_io(struct uswap_runtime *rt, unsigned dev, bool write,
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(write ? &st->wlat[b] : &st->rlat[b], 1,
 				  memory_order_relaxed);
+}
+
+/* --- after the run: the named devices emptied --- */
+
+/* Each named device of the options, as gather_specs finds them. */
+static unsigned named_specs(const struct uswap_options *opt,
+			    struct swap_spec *specs)
+{
+	const char *p = opt->swap;
+	char why[384], line[512];
+	unsigned n = 0, got = 0;
+
+	while (*p && n < SWAP_MAX_DEVICES) {
+		size_t len = strcspn(p, "\n");
+
+		snprintf(line, sizeof(line), "%.*s", (int)len, p);
+		p += len + (p[len] == '\n');
+		if (len && !swap_spec_parse(line, &specs[n], why, sizeof(why)))
+			n++;
+	}
+	if (opt->swaptab[0] && n < SWAP_MAX_DEVICES &&
+	    !swaptab_parse_file(opt->swaptab, specs + n, SWAP_MAX_DEVICES - n,
+				&got, why, sizeof(why)))
+		n += got;
+	return n;
+}
+
+void swap_wipe_open(const struct uswap_options *opt, struct swap_wipe *w)
+{
+	struct swap_spec specs[SWAP_MAX_DEVICES];
+	unsigned n = named_specs(opt, specs), k;
+
+	w->nr = 0;
+	for (k = 0; k < n; k++) {
+		uint64_t bytes = 0;
+		bool blk, direct;
+		int fd = spec_open(specs[k].path, false, false, true, &blk,
+				   &direct);
+
+		if (fd < 0)
+			continue;	/* the runtime says why, if it matters */
+		if (blk && ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+			bytes = 0;
+		w->fd[w->nr] = fd;
+		w->blk[w->nr] = blk;
+		w->len[w->nr] = specs[k].size ? MIN(specs[k].size, bytes) : bytes;
+		memcpy(w->path[w->nr], specs[k].path, sizeof(w->path[0]));
+		w->nr++;
+	}
+}
+
+/*
+ * Is the device of w's entry k free of every other user?  A file: no
+ * process holds its lock (swapon_spec takes it); a block device: it can
+ * be opened O_EXCL (through the descriptor, so that it is the same one).
+ * On success a block device's *fd is the exclusive descriptor.
+ */
+static bool wipe_claim(struct swap_wipe *w, unsigned k, int *fd)
+{
+	char self[64];
+
+	*fd = w->fd[k];
+	if (!w->blk[k])
+		return flock(*fd, LOCK_EX | LOCK_NB) == 0;
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", w->fd[k]);
+	*fd = open(self, O_RDWR | O_EXCL | O_CLOEXEC);
+	return *fd >= 0;
+}
+
+void swap_wipe_run(struct swap_wipe *w)
+{
+	unsigned k;
+
+	for (k = 0; k < w->nr; k++) {
+		int fd, err;
+
+		if (!wipe_claim(w, k, &fd)) {
+			uswap_log("swap %s %s is still in use by a process of the tree: "
+				  "what it holds stays until the next run on it empties it",
+				  w->blk[k] ? "device" : "file", w->path[k]);
+		} else {
+			err = swap_file_wipe(fd, w->blk[k], w->len[k], false);
+			if (err)
+				uswap_log("swap %s %s: cannot empty it: %s",
+					  w->blk[k] ? "device" : "file",
+					  w->path[k], strerror(-err));
+			if (fd != w->fd[k])
+				close(fd);
+		}
+		close(w->fd[k]);
+	}
+	w->nr = 0;
 }

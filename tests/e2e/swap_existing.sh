@@ -52,8 +52,10 @@ attacker_reads() {
 # The tagged words FILE holds, read as root: what the device keeps.
 held() { "$R" scan "$1"; }
 
-# run FILE [kill]: uswap run with FILE as --swap over 64 MiB under 16 MiB;
-# with "kill", kill -9 the program once its data is written.  Sets rc.
+# run FILE [kill|killall]: uswap run with FILE as --swap over 64 MiB under
+# 16 MiB; with "kill", kill -9 the program once its data is written (with
+# "killall", uswap run too).  Sets rc, and during: the program words the
+# file held then.
 run() {
 	local file=$1 how=${2:-} i
 	rm -f "$D/ready"
@@ -74,7 +76,9 @@ run() {
 		kill -0 "$runpid" 2>/dev/null || break
 		sleep 0.1
 	done
+	during=0
 	if [ -e "$D/ready" ]; then
+		during=$(held "$file")
 		progpid=$(pgrep -P "$runpid")
 		[ "$how" = kill ] || kill -9 "$runpid"
 		[ -n "$progpid" ] && kill -9 $progpid
@@ -113,7 +117,8 @@ echo "mode 0600 end: exit $rc, the file holds $n program words"
 
 run "$f" kill
 n=$(held "$f")
-echo "mode 0600 kill -9 of the program: exit $rc, the file holds $n program words"
+echo "mode 0600 kill -9 of the program: $during program words in the file while it ran; exit $rc, then $n"
+[ "$during" -gt 0 ] || { bad=1; echo "  (the test proves nothing: no data went to the file)"; }
 [ "$n" -eq 0 ] || { bad=1; cat "$T/err"; }
 
 # 3. kill -9 of uswap run and the program: nobody is left to wipe; the
