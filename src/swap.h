@@ -317,11 +317,11 @@ static inline void swap_assert_cluster_locked(struct swap_info *si,
 
 /* swap_file.c: device files; page_io.c: their I/O. */
 /*
- * Open directory dir to make swap files in: an O_PATH descriptor, checked
- * on itself (owned by the user or root; written by nobody else unless
- * sticky).  fd or -errno, the reason logged.
+ * Open directory dir to make or open swap files in: an O_PATH descriptor,
+ * checked on itself (owned by the user or root; written by nobody else
+ * unless sticky).  fd or -errno, the reason logged unless quiet.
  */
-int swap_dir_open(const char *dir);
+int swap_dir_open(const char *dir, bool quiet);
 /*
  * Create the swap file for si (already initialised with swap_info_init)
  * in dir: unnamed, mode 0600, sparse, of size bytes.  0 or -errno.

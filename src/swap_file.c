@@ -1,15 +1,36 @@
 // SPDX-License-Identifier: MIT
 /*
  * swap_file.c - a swap device's file (the file side of the kernel's
- * swapon), and the checks of what each of its slots holds.
+ * swapon): where it is made, how it grows and shrinks, how the user's own
+ * file is emptied; and the checks of what each of its slots holds.
  *
- * The swap file is created in the swap directory with O_TMPFILE, so that
- * it never has a name (nothing is left behind, whatever happens to the
- * process); where the file system lacks O_TMPFILE, a name is created with
- * O_EXCL|O_NOFOLLOW and unlinked at once.  Mode 0600.  The file is sparse:
- * each 2 MiB cluster is reserved with fallocate when it is first used, so
- * that a full disk shows up as "no room" at allocation time, never as a
- * failed write of data that must not be lost.
+ * Where.  Files are made in a directory opened first and checked on its
+ * descriptor (swap_dir_open): owned by the user or root, and written by
+ * nobody else unless sticky, as /tmp is, so that no other user can
+ * rename a name uswap makes or uses there.  The file is created with
+ * O_TMPFILE through that descriptor, so that it never has a name
+ * (nothing is left behind, whatever happens to the process); where the
+ * file system lacks O_TMPFILE, a random name is created with
+ * O_EXCL|O_NOFOLLOW and unlinked at once.  Mode 0600.
+ *
+ * Growth.  The file is sparse: each 2 MiB cluster is reserved with
+ * fallocate when it is first used (swap_cluster_provision), so that a
+ * full disk shows up as "no room" at allocation time, never as a failed
+ * write of data that must not be lost.  A file without a size (si->
+ * grow_free: no size=, no --swap-size) has the slot space of half its
+ * file system (swapon.c) and takes a new cluster only while, once it
+ * has, the file system keeps as much free space as the file holds: it
+ * never takes more than half of the space free for it, checked at each
+ * cluster against what the file system has then, as other users fill it
+ * too.  Its freed clusters are punched out again (discard, below), so
+ * that it shrinks as the program frees memory.  A device that is full
+ * says so once, with its figures: used, cap and free space (say_full).
+ *
+ * The user's file.  A file the user named that existed (swapon.c) is
+ * emptied when a run takes it and when its use ends (swap_file_wipe):
+ * truncated to nothing; a block device is zeroed or discarded.  What the
+ * program swapped never stays there for a later reader; only --encrypt
+ * protects it from a reader of the raw device while the run lasts.
  *
  * Checks (swap_io.h).  swap_csum_record() and swap_csum_verify() keep and
  * check the crc32c of every slot written; swap_slots_check() is what a
@@ -71,7 +92,22 @@ static bool dir_is_safe(const struct stat *st)
 	return !(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX);
 }
 
-int swap_dir_open(const char *dir)
+/* Log why directory dir (st: not dir_is_safe) is refused. */
+static void say_unsafe_dir(const char *dir, const struct stat *st)
+{
+	if (st->st_uid != geteuid() && st->st_uid != 0)
+		uswap_log("swap directory %s belongs to another user (uid %u): refused "
+			  "(expected a directory of yours or root's)",
+			  dir, (unsigned)st->st_uid);
+	else
+		uswap_log("swap directory %s may be written by %s and is not sticky (mode %04o): "
+			  "refused, since another user could replace the names uswap makes there "
+			  "(expected chmod go-w or +t, or another directory)",
+			  dir, st->st_mode & S_IWOTH ? "others" : "its group",
+			  (unsigned)(st->st_mode & 07777));
+}
+
+int swap_dir_open(const char *dir, bool quiet)
 {
 	struct stat st;
 	int fd, err;
@@ -79,23 +115,20 @@ int swap_dir_open(const char *dir)
 	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		uswap_log("swap directory %s: %s", dir, strerror(-err));
+		if (!quiet)
+			uswap_log("swap directory %s: %s", dir, strerror(-err));
 		return err;
 	}
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
-		uswap_log("swap directory %s: %s", dir, strerror(-err));
+		if (!quiet)
+			uswap_log("swap directory %s: %s", dir, strerror(-err));
 		goto err_close;
 	}
 	if (!dir_is_safe(&st)) {
 		err = -EPERM;
-		if (st.st_uid != geteuid() && st.st_uid != 0)
-			uswap_log("swap directory %s belongs to another user (uid %u): refused (expected a directory of yours or root's)",
-				  dir, (unsigned)st.st_uid);
-		else
-			uswap_log("swap directory %s may be written by %s and is not sticky (mode %04o): refused, since another user could replace the names uswap makes there (expected chmod go-w or +t, or another directory)",
-				  dir, st.st_mode & S_IWOTH ? "others" : "its group",
-				  (unsigned)(st.st_mode & 07777));
+		if (!quiet)
+			say_unsafe_dir(dir, &st);
 		goto err_close;
 	}
 	return fd;
@@ -150,7 +183,7 @@ int swap_file_create(struct swap_info *si, const char *dir, uint64_t size)
 	struct stat st;
 	int dirfd, fd, err;
 
-	dirfd = swap_dir_open(dir);
+	dirfd = swap_dir_open(dir, false);
 	if (dirfd < 0)
 		return dirfd;
 	fd = open_tmpfile(dirfd, O_DIRECT);
@@ -224,16 +257,24 @@ static int64_t fs_free_bytes(int fd)
  */
 static void say_full(struct swap_info *si, const char *why)
 {
+	const unsigned long long used =
+		(unsigned long long)si->nr_provisioned * (SWAP_CLUSTER_BYTES >> 20);
+	const unsigned long long cap =
+		(unsigned long long)si->nr_slots >> (20 - SWAP_SLOT_SHIFT);
 	int64_t free_bytes;
 
 	if (!swap_log_first(si, SWAP_LOGGED_NOSPACE))
 		return;
-	free_bytes = si->fd >= 0 ? fs_free_bytes(si->fd) : -1;
-	uswap_log("swap %s %s is full: %llu MiB used, cap %llu MiB, %lld MiB free on its file system (%s); "
+	if (si->blkdev) {
+		uswap_log("swap device %s is full: %llu MiB used of %llu MiB (%s); "
+			  "folios stay resident or go to the next device (counted as swap_full)",
+			  si->path, used, cap, why);
+		return;
+	}
+	free_bytes = fs_free_bytes(si->fd);
+	uswap_log("swap file %s is full: %llu MiB used, cap %llu MiB, %lld MiB free on its file system (%s); "
 		  "folios stay resident or go to the next device (counted as swap_full)",
-		  si->blkdev ? "device" : "file", si->path,
-		  (unsigned long long)si->nr_provisioned * (SWAP_CLUSTER_BYTES >> 20),
-		  (unsigned long long)si->nr_slots >> (20 - SWAP_SLOT_SHIFT),
+		  si->path, used, cap,
 		  (long long)(free_bytes < 0 ? -1 : free_bytes >> 20), why);
 }
 

@@ -8,14 +8,23 @@
  * neither, one unnamed file in the swap directory; with "swap none", one
  * device without a file, which only gives the compressed pool slots to key
  * its entries by.  A named path is a block device (opened O_EXCL, so that
- * nothing else uses it meanwhile) or a regular file (created 0600 when
- * missing; an existing one must belong to the user and must not be a
- * symbolic link).  A file uswap creates is unlinked as soon as it is open, as the default one is made with O_TMPFILE: nothing
- * is left behind, whatever happens to the process, and each process of a
- * tree makes its own at the same path until they share one runtime.  An
+ * nothing else uses it meanwhile) or a regular file.  Every one is opened
+ * through its directory and checked on descriptors, never on a path
+ * (spec_open): no symbolic link, no other type of file ever opened, an
+ * existing regular file the user's and nobody else's to read or write
+ * (the program's memory goes there).  A path that does not exist gets an
+ * unnamed file of ours in its directory, as the default one (swap_file.c):
+ * nothing is left behind, whatever happens to the process, and each
+ * process of a tree makes its own until they share one runtime.  An
  * existing file that another uswap process holds (flock) is replaced, for
  * this process, by an unnamed file in the same directory, so that it lands
- * on the same file system and node.
+ * on the same file system and node.  An existing file is emptied when it
+ * is taken, and by uswap run when PROG has ended (swap_wipe_run), so that
+ * what the program swapped does not outlive the run.
+ *
+ * Size.  A block device is used whole, or up to size=; a file up to
+ * size= or --swap-size; a file without either grows with the free space
+ * of its file system and shrinks as clusters are freed (swap_file.c).
  *
  * Choosing a device.  swapavail.c keeps one list per NUMA node, as the
  * kernel does: by priority, high first, equal priorities in turn, a device
@@ -102,7 +111,7 @@ static int own_file(struct swap_info *si, unsigned type, const char *dir,
 	int dirfd, err;
 
 	if (grow) {
-		dirfd = swap_dir_open(dir);
+		dirfd = swap_dir_open(dir, false);
 		if (dirfd < 0)
 			return dirfd;
 		size = share_size(dirfd);
@@ -170,10 +179,9 @@ static int spec_open(const char *path, bool need_direct, bool excl,
 
 	*blk = false;
 	dir_of(path, dir, sizeof(dir));
-	dirfd = quiet ? open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC) :
-			swap_dir_open(dir);
+	dirfd = swap_dir_open(dir, quiet);
 	if (dirfd < 0)
-		return quiet ? -errno : dirfd == -ENOENT ? -ENOTDIR : dirfd;
+		return dirfd == -ENOENT ? -ENOTDIR : dirfd;
 	pfd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0) {
 		err = -errno;

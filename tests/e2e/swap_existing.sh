@@ -8,7 +8,7 @@
 # the victim runs uswap (with CAP_SYS_PTRACE for userfaultfd), the
 # attacker reads the file.
 # Timeout: 600
-# Weight: 40
+# Weight: 20
 B=$(realpath "${USWAP_BUILD:-build}")
 set -u
 [ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to create the users"; exit 77; }
@@ -18,8 +18,9 @@ R=$B/tests/e2e/swap_race
 [ -x "$R" ] || { echo "SKIP: $R is not built"; exit 77; }
 V=uswap_t_F_3v A=uswap_t_F_3a
 T=$(mktemp -d)
-runpid=
+runpid= loop=
 cleanup() {
+	[ -n "$loop" ] && losetup -d "$loop" 2>/dev/null
 	[ -n "$runpid" ] && kill -9 "$runpid" $(pgrep -P "$runpid") 2>/dev/null
 	sleep 0.2
 	userdel "$V" 2>/dev/null; userdel "$A" 2>/dev/null
@@ -59,6 +60,7 @@ held() { "$R" scan "$1"; }
 run() {
 	local file=$1 how=${2:-} i
 	rm -f "$D/ready"
+	during=
 	if [ -z "$how" ]; then
 		asv "$B/uswap" run --max 16M --swap "$file" -- "$R" fill 64M \
 			>"$T/out" 2>"$T/err"
@@ -134,5 +136,24 @@ echo "  the next run starts and finds ${n:-?} program words in it (exit $rc)"
 n=$(held "$f")
 echo "  after it, the file holds $n"
 [ "$n" -eq 0 ] || bad=1
+
+# 4. A block device the victim names (a loop device, theirs): discarded
+# once the program has ended, normally or by kill -9.
+if command -v losetup >/dev/null && truncate -s 128M "$T/loop.img" &&
+	loop=$(losetup -f --show "$T/loop.img" 2>/dev/null); then
+	chown "$V" "$loop"
+	for how in "" kill; do
+		run "$loop" $how
+		n=$(held "$loop")
+		echo "block device ${how:-end}: exit $rc, ${during:-?} program words while it ran, then $n"
+		[ "$n" -eq 0 ] || { bad=1; cat "$T/err"; }
+		[ -z "$how" ] || [ "$during" -gt 0 ] ||
+			{ bad=1; echo "  (the test proves nothing: no data went to the device)"; }
+	done
+	losetup -d "$loop"
+	loop=
+else
+	echo "SKIP (part): no loop device for the block device case"
+fi
 [ $bad -eq 0 ] || fail "program data left where it should not be (above)"
 exit 0
