@@ -266,14 +266,16 @@ static void say_full(struct swap_info *si, const char *why)
 	if (!swap_log_first(si, SWAP_LOGGED_NOSPACE))
 		return;
 	if (si->blkdev) {
-		uswap_log("swap device %s is full: %llu MiB used of %llu MiB (%s); "
-			  "folios stay resident or go to the next device (counted as swap_full)",
+		uswap_log("swap device %s is full: %llu MiB used of %llu MiB (%s); it counts as full "
+			  "until slots are freed: folios stay resident or go to the next device "
+			  "(counted as swap_full)",
 			  si->path, used, cap, why);
 		return;
 	}
 	free_bytes = fs_free_bytes(si->fd);
 	uswap_log("swap file %s is full: %llu MiB used, cap %llu MiB, %lld MiB free on its file system (%s); "
-		  "folios stay resident or go to the next device (counted as swap_full)",
+		  "it counts as full until slots are freed: folios stay resident or go to the next device "
+		  "(counted as swap_full)",
 		  si->path, used, cap,
 		  (long long)(free_bytes < 0 ? -1 : free_bytes >> 20), why);
 }

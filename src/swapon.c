@@ -101,11 +101,11 @@ static uint64_t share_size(int fd)
 
 /*
  * Make si an unnamed file of ours in dir, of size bytes, or, with size 0,
- * one that grows with the free space of dir's file system (and gives
- * freed clusters back: discard).  0 or -errno (logged).
+ * one that grows with the free space of dir's file system and gives freed
+ * clusters back (discard, as with discard set).  0 or -errno (logged).
  */
 static int own_file(struct swap_info *si, unsigned type, const char *dir,
-		    uint64_t size)
+		    uint64_t size, bool discard)
 {
 	bool grow = !size;
 	int dirfd, err;
@@ -126,7 +126,7 @@ static int own_file(struct swap_info *si, unsigned type, const char *dir,
 		goto err;
 	}
 	si->grow_free = grow;
-	if (grow) {
+	if (grow || discard) {
 		err = swap_discard_enable(si);
 		if (err)
 			uswap_log("swap file in %s: cannot give freed space back (%s); going on without",
@@ -178,10 +178,16 @@ static int spec_open(const char *path, bool need_direct, bool excl,
 	int dirfd, pfd, fd, err;
 
 	*blk = false;
+	if (!*base) {
+		if (!quiet)
+			uswap_log("swap device %s is neither a file nor a block device",
+				  path);
+		return -EINVAL;
+	}
 	dir_of(path, dir, sizeof(dir));
 	dirfd = swap_dir_open(dir, quiet);
 	if (dirfd < 0)
-		return dirfd == -ENOENT ? -ENOTDIR : dirfd;
+		return dirfd;
 	pfd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0) {
 		err = -errno;
@@ -269,7 +275,7 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 		 * it, so that it lands on the same file system and node.
 		 */
 		dir_of(sp->path, dir, sizeof(dir));
-		err = own_file(si, type, dir, size);
+		err = own_file(si, type, dir, size, sp->discard);
 		if (err) {
 			if (fd == -EBUSY)
 				uswap_log("swap file %s is in use and no file can be made beside it",
@@ -478,7 +484,8 @@ int swapon_all(struct uswap_runtime *rt)
 			rt->swap_kind[0] = "virtual";
 		} else {
 			/* size 0 (no --swap-size): it grows on demand. */
-			err = own_file(&rt->swap[0], 0, rt->opt.swap_dir, size);
+			err = own_file(&rt->swap[0], 0, rt->opt.swap_dir, size,
+				       false);
 			if (err) {
 				swapoff_all(rt);
 				return err;
