@@ -22,8 +22,9 @@
  * has, the file system keeps as much free space as the file holds: it
  * never takes more than half of the space free for it, checked at each
  * cluster against what the file system has then, as other users fill it
- * too.  Its freed clusters are punched out again (discard, below), so
- * that it shrinks as the program frees memory.  A device that is full
+ * too.  Its free clusters are punched out again when reclaim is idle (a
+ * lazy discard, swapfile.c), so that it shrinks once the program has
+ * freed memory.  A device that is full
  * says so once, with its figures: used, cap and free space (say_full).
  *
  * The user's file.  A file the user named that existed (swapon.c) is

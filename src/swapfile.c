@@ -138,6 +138,16 @@
  *	-> FREE, unprovisioned				 under lock
  *	alloc -> provision (fallocate) -> write		 as any cluster
  *
+ * A lazy discard (d->lazy: the file that grows with the free space,
+ * swap_file.c) parks nothing when slots are freed: an emptied cluster goes
+ * back to FREE as it is and is reused without a system call, which keeps
+ * a busy device from punching and reserving the same clusters over and
+ * over (and a punch waits for the file's direct I/O).  swap_discard_run(),
+ * called by an idle reclaimer, first parks every free cluster that still
+ * holds space (the provisioned ones, at the head of FREE), then discards
+ * them as above: the file shrinks once the program has freed its memory
+ * and reclaim has gone quiet.
+ *
  * Frees only park (they run on the fault path and in the pool, under
  * other locks, where a system call does not belong).  swap_slot_alloc()
  * discards up to SWAP_DISCARD_BATCH parked clusters first, without any
@@ -336,7 +346,7 @@ static void cluster_settle(struct swap_info *si, uint32_t idx)
 	enum swap_cluster_list list = swap_cluster_list_for(&si->clusters[idx]);
 	struct swap_discard *d = si->discard;
 
-	if (list == CLUSTER_FREE && d && !d->off) {
+	if (list == CLUSTER_FREE && d && !d->off && !d->lazy) {
 		/* Park it until discarded (see "Discard" above). */
 		assert(d->nr < si->nr_clusters);
 		d->queue[(d->head + d->nr) % si->nr_clusters] = idx;
@@ -735,8 +745,38 @@ static uint32_t discard_run(struct swap_info *si, uint32_t max)
 	return done;
 }
 
+/*
+ * Lazy discard: park the free clusters that still hold space, the
+ * provisioned ones at the head of FREE (see "FREE order"), so that
+ * discard_run() gives their space back.
+ */
+static void discard_trim(struct swap_info *si)
+{
+	struct swap_discard *d = si->discard;
+	struct swap_cluster_list_head *l = &si->lists[CLUSTER_FREE];
+	uint32_t idx;
+
+	prim_mutex_lock(&si->lock);
+	while (!d->off && l->nr && si->clusters[l->head].provisioned &&
+	       d->nr < si->nr_clusters) {
+		idx = l->head;
+		swap_cluster_lock(si, idx);
+		cluster_list_del(si, idx);
+		d->queue[(d->head + d->nr) % si->nr_clusters] = idx;
+		d->nr++;
+		cluster_list_add(si, idx, CLUSTER_CURRENT, false);
+		swap_cluster_unlock(si, idx);
+	}
+	atomic_store_explicit(&d->pending, d->nr, memory_order_relaxed);
+	pthread_mutex_unlock(&si->lock);
+}
+
 void swap_discard_run(struct swap_info *si)
 {
+	struct swap_discard *d = si->discard;
+
+	if (d && d->lazy && !d->off)
+		discard_trim(si);
 	discard_run(si, UINT32_MAX);
 }
 

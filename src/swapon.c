@@ -131,6 +131,8 @@ static int own_file(struct swap_info *si, unsigned type, const char *dir,
 		if (err)
 			uswap_log("swap file in %s: cannot give freed space back (%s); going on without",
 				  dir, strerror(-err));
+		else
+			si->discard->lazy = !discard;
 	}
 	return 0;
 err:
@@ -333,6 +335,8 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 		if (err)
 			uswap_log("swap device %s: discard unavailable (%s); going on without",
 				  sp->path, strerror(-err));
+		else
+			si->discard->lazy = !sp->discard;
 	}
 	_Static_assert(sizeof(si->path) == sizeof(sp->path), "path sizes");
 	memcpy(si->path, sp->path, sizeof(si->path));
