@@ -3,8 +3,8 @@
 # with one message naming it: a FIFO (which would block a reader for
 # ever), a symbolic link, a device, a file others may write, one owned by
 # another user; the same FIFO in USWAP_SWAPTAB, read by the runtime of a
-# program started without uswap run, does not hang it either.  A good
-# table still works.
+# program started without uswap run, does not hang it either, nor a FIFO
+# among the sysfs files of the device topology.  A good table still works.
 # Timeout: 120
 B=$(realpath "${USWAP_BUILD:-build}")
 set -u
@@ -66,6 +66,16 @@ rc=$?
 echo "USWAP_SWAPTAB=fifo in the runtime: exit $rc: $(head -1 "$T/err")"
 [ $rc -ne 124 ] || fail "the runtime hung on the FIFO"
 grep -qF "is a FIFO" "$T/err" || fail "the runtime did not say the swaptab is a FIFO"
+
+# The device topology read under USWAP_SYSFS_ROOT: a FIFO there is no
+# file to read either (the runtime goes on as with an unknown topology).
+mkdir -p "$T/sys/devices/system/node"
+mkfifo "$T/sys/devices/system/node/possible" "$T/sys/devices/system/node/online"
+USWAP_SYSFS_ROOT=$T/sys timeout 20 "$B/uswap" run --max 16M -- true 2>"$T/err"
+rc=$?
+echo "a FIFO in the sysfs root: exit $rc"
+[ $rc -ne 124 ] || fail "the runtime hung on a FIFO in the sysfs root"
+[ $rc -eq 0 ] || fail "exit $rc: $(cat "$T/err")"
 
 timeout 60 "$B/uswap" run --max 16M --swaptab "$T/good" -- true 2>"$T/err"
 rc=$?
