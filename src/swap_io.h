@@ -222,7 +222,8 @@ uint64_t swap_discard_count(const struct swap_info *si);
 
 /*
  * swapfile.c: discard every parked cluster and return it to FREE; with a
- * lazy discard, park the free clusters that hold space first.  Called
+ * lazy discard, park a batch of the free clusters that hold space first.
+ * Called
  * without si->lock (it takes it around each cluster, never across the
  * system call).  swap_slot_alloc() discards a few parked clusters before
  * each allocation, and all of them before it gives up with -ENOSPC; an

@@ -210,16 +210,44 @@ static inline ssize_t swapdev_read_all(int fd, char *buf, size_t len)
 	return (ssize_t)done;
 }
 
+/* swap_open.c: opening the files and block devices of specs. */
+
+/* The directory part of path, or "." */
+void swap_dir_of(const char *path, char *dir, size_t len);
 /*
- * swapon.c, for uswap run: the files and block devices the user named
- * (--swap, --swaptab), opened before PROG starts, and emptied once it has
- * ended.  A process's runtime never tears its devices down (other
- * threads may still run at exit), so what a run wrote would stay there
- * for a reader of the file or device; a file is truncated, a block
- * device discarded over the size it was given.  One that a process of
- * the tree still uses is left as it is, with a message (the next run on
- * it empties a file when it starts).  Only files and devices that the
- * runtime would accept are opened.
+ * The slot space of a file without a size (no size=, no --swap-size) on
+ * fd's file system: half of its size, at most what a swap entry can
+ * name, whole clusters.  The file takes blocks only as it is used, and
+ * no more than the free space allows (swap_cluster_provision()); the
+ * slot maps are sized for this much, in address space that is touched
+ * only where used.
+ */
+uint64_t swap_share_size(int fd);
+/*
+ * Open the existing file or block device at path, checked on the
+ * descriptor that is then used, never on a path: the directory first
+ * (swap_dir_open: nobody else may rename in it), the name in it without
+ * following a link, its type on an O_PATH descriptor (so that no FIFO or
+ * character device is ever opened), then the file itself, which must be
+ * the same inode.  A regular file must be the user's and nobody else's to
+ * read or write.  A block device is opened O_EXCL when excl, so that
+ * nothing else uses it meanwhile.  O_DIRECT when the file system allows
+ * it (*direct), or always with need_direct.  Messages are logged unless
+ * quiet.  fd, -ENOENT when the path does not exist, or -errno.
+ */
+int swap_spec_open(const char *path, bool need_direct, bool excl, bool quiet,
+		   bool *blk, bool *direct);
+
+/*
+ * For uswap run: the files and block devices the user named (--swap,
+ * --swaptab), opened before PROG starts, and emptied once it has ended.
+ * A process's runtime never tears its devices down (other threads may
+ * still run at exit), so what a run wrote would stay there for a reader
+ * of the file or device; a file is truncated, a block device discarded
+ * over the size it was given.  One that a process of the tree still uses
+ * is left as it is, with a message (the next run on it empties a file
+ * when it starts).  Only files and devices that the runtime would accept
+ * are opened.
  */
 struct swap_wipe {
 	unsigned nr;

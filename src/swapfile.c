@@ -143,10 +143,10 @@
  * back to FREE as it is and is reused without a system call, which keeps
  * a busy device from punching and reserving the same clusters over and
  * over (and a punch waits for the file's direct I/O).  swap_discard_run(),
- * called by an idle reclaimer, first parks every free cluster that still
- * holds space (the provisioned ones, at the head of FREE), then discards
- * them as above: the file shrinks once the program has freed its memory
- * and reclaim has gone quiet.
+ * called by an idle reclaimer, first parks free clusters that still hold
+ * space (the provisioned ones, at the head of FREE; SWAP_TRIM_BATCH per
+ * call), then discards them as above: the file shrinks once the program
+ * has freed its memory and reclaim has gone quiet.
  *
  * Frees only park (they run on the fault path and in the pool, under
  * other locks, where a system call does not belong).  swap_slot_alloc()
@@ -201,6 +201,12 @@
 #define SWAP_NONFULL_PROBE	4
 /* Parked clusters an allocation discards before it allocates. */
 #define SWAP_DISCARD_BATCH	4
+/*
+ * Free clusters a lazy discard parks and punches per swap_discard_run()
+ * (64 MiB): an idle reclaimer that is needed again is back within that
+ * many punches.
+ */
+#define SWAP_TRIM_BATCH		32
 
 /* The list a cluster that nobody owns belongs on, by its count. */
 enum swap_cluster_list swap_cluster_list_for(const struct swap_cluster *c)
@@ -746,19 +752,19 @@ static uint32_t discard_run(struct swap_info *si, uint32_t max)
 }
 
 /*
- * Lazy discard: park the free clusters that still hold space, the
- * provisioned ones at the head of FREE (see "FREE order"), so that
- * discard_run() gives their space back.
+ * Lazy discard: park up to max of the free clusters that still hold
+ * space, the provisioned ones at the head of FREE (see "FREE order"), so
+ * that discard_run() gives their space back.
  */
-static void discard_trim(struct swap_info *si)
+static void discard_trim(struct swap_info *si, uint32_t max)
 {
 	struct swap_discard *d = si->discard;
 	struct swap_cluster_list_head *l = &si->lists[CLUSTER_FREE];
-	uint32_t idx;
+	uint32_t idx, n = 0;
 
 	prim_mutex_lock(&si->lock);
 	while (!d->off && l->nr && si->clusters[l->head].provisioned &&
-	       d->nr < si->nr_clusters) {
+	       d->nr < si->nr_clusters && n++ < max) {
 		idx = l->head;
 		swap_cluster_lock(si, idx);
 		cluster_list_del(si, idx);
@@ -776,7 +782,7 @@ void swap_discard_run(struct swap_info *si)
 	struct swap_discard *d = si->discard;
 
 	if (d && d->lazy && !d->off)
-		discard_trim(si);
+		discard_trim(si, SWAP_TRIM_BATCH);
 	discard_run(si, UINT32_MAX);
 }
 

@@ -10,7 +10,7 @@
  * its entries by.  A named path is a block device (opened O_EXCL, so that
  * nothing else uses it meanwhile) or a regular file.  Every one is opened
  * through its directory and checked on descriptors, never on a path
- * (spec_open): no symbolic link, no other type of file ever opened, an
+ * (swap_open.c): no symbolic link, no other type of file ever opened, an
  * existing regular file the user's and nobody else's to read or write
  * (the program's memory goes there).  A path that does not exist gets an
  * unnamed file of ours in its directory, as the default one (swap_file.c):
@@ -19,7 +19,7 @@
  * existing file that another uswap process holds (flock) is replaced, for
  * this process, by an unnamed file in the same directory, so that it lands
  * on the same file system and node.  An existing file is emptied when it
- * is taken, and by uswap run when PROG has ended (swap_wipe_run), so that
+ * is taken, and by uswap run when PROG has ended (swap_open.c), so that
  * what the program swapped does not outlive the run.
  *
  * Size.  A block device is used whole, or up to size=; a file up to
@@ -53,8 +53,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "crypt.h"
@@ -65,38 +63,6 @@
 static int provision(struct swap_info *si, uint32_t cluster)
 {
 	return swap_cluster_provision(si, cluster);
-}
-
-/* The directory part of path, or "." */
-static void dir_of(const char *path, char *dir, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		snprintf(dir, len, ".");
-	else if (slash == path)
-		snprintf(dir, len, "/");
-	else
-		snprintf(dir, len, "%.*s", (int)(slash - path), path);
-}
-
-/*
- * The slot space of a file without a size (no size=, no --swap-size):
- * half of its file system, at most what a swap entry can name, whole
- * clusters.  The file takes blocks only as it is used, and no more than
- * the free space allows (swap_cluster_provision()); the slot maps are
- * sized for this much, in address space that is touched only where used.
- */
-static uint64_t share_size(int fd)
-{
-	uint64_t size = 1ull << 30;
-	struct statvfs sv;
-
-	if (fstatvfs(fd, &sv) == 0)
-		size = (uint64_t)sv.f_blocks * sv.f_frsize / 2;
-	size = MIN(size, (uint64_t)SWP_MAX_SLOTS << SWAP_SLOT_SHIFT);
-	size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
-	return MAX(size, (uint64_t)SWAP_CLUSTER_BYTES);
 }
 
 /*
@@ -114,7 +80,7 @@ static int own_file(struct swap_info *si, unsigned type, const char *dir,
 		dirfd = swap_dir_open(dir, false);
 		if (dirfd < 0)
 			return dirfd;
-		size = share_size(dirfd);
+		size = swap_share_size(dirfd);
 		close(dirfd);
 	}
 	err = swap_info_init(si, type, size);
@@ -140,121 +106,6 @@ err:
 	return err;
 }
 
-/* Log (unless quiet) why an existing swap file is refused; -EPERM. */
-static int refuse_file(const char *path, const struct stat *st, bool quiet)
-{
-	if (quiet)
-		return -EPERM;
-	if (st->st_uid != geteuid()) {
-		uswap_log("swap file %s belongs to another user (uid %u): refused",
-			  path, (unsigned)st->st_uid);
-		return -EPERM;
-	}
-	uswap_log("swap file %s may be read or written by others (mode %04o): refused "
-		  "(expected a file only you can read and write, as the program's memory "
-		  "goes there: chmod 600 %s)",
-		  path, (unsigned)(st->st_mode & 07777), path);
-	return -EPERM;
-}
-
-/*
- * Open the existing file or block device at path, checked on the
- * descriptor that is then used, never on a path: the directory first
- * (swap_dir_open: nobody else may rename in it), the name in it without
- * following a link, its type on an O_PATH descriptor (so that no FIFO or
- * character device is ever opened), then the file itself, which must be
- * the same inode.  A regular file must be the user's and nobody else's to
- * read or write.  A block device is opened O_EXCL when excl, so that
- * nothing else uses it meanwhile.  O_DIRECT when the file system allows
- * it (*direct), or always with need_direct.  Messages are logged unless
- * quiet.  fd, -ENOENT when the path does not exist, or -errno.
- */
-static int spec_open(const char *path, bool need_direct, bool excl,
-		     bool quiet, bool *blk, bool *direct)
-{
-	int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-	const char *slash = strrchr(path, '/');
-	const char *base = slash ? slash + 1 : path;
-	char dir[SWAP_PATH_MAX];
-	struct stat st, got;
-	int dirfd, pfd, fd, err;
-
-	*blk = false;
-	if (!*base) {
-		if (!quiet)
-			uswap_log("swap device %s is neither a file nor a block device",
-				  path);
-		return -EINVAL;
-	}
-	dir_of(path, dir, sizeof(dir));
-	dirfd = swap_dir_open(dir, quiet);
-	if (dirfd < 0)
-		return dirfd;
-	pfd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (pfd < 0) {
-		err = -errno;
-		goto err_dir;
-	}
-	err = fstat(pfd, &st) < 0 ? -errno : 0;
-	close(pfd);
-	if (err)
-		goto err_dir;
-	if (S_ISLNK(st.st_mode)) {
-		if (!quiet)
-			uswap_log("swap device %s is a symbolic link: refused", path);
-		err = -ELOOP;
-		goto err_dir;
-	}
-	if (S_ISBLK(st.st_mode)) {
-		*blk = true;
-		if (excl)
-			flags |= O_EXCL;
-	} else if (!S_ISREG(st.st_mode)) {
-		if (!quiet)
-			uswap_log("swap device %s is neither a file nor a block device",
-				  path);
-		err = -EINVAL;
-		goto err_dir;
-	} else if (st.st_uid != geteuid() || (st.st_mode & 077)) {
-		err = refuse_file(path, &st, quiet);
-		goto err_dir;
-	}
-	fd = openat(dirfd, base, flags | O_DIRECT);
-	*direct = fd >= 0;
-	if (fd < 0 && errno == EINVAL && !need_direct)
-		fd = openat(dirfd, base, flags);
-	if (fd < 0) {
-		err = -errno;
-		goto err_dir;
-	}
-	close(dirfd);
-	if (fstat(fd, &got) < 0 || got.st_dev != st.st_dev ||
-	    got.st_ino != st.st_ino || (got.st_mode & S_IFMT) != (st.st_mode & S_IFMT)) {
-		if (!quiet)
-			uswap_log("swap device %s changed while it was opened: refused",
-				  path);
-		err = -EAGAIN;
-		goto err_close;
-	}
-	if (S_ISREG(got.st_mode) && (got.st_uid != geteuid() || (got.st_mode & 077))) {
-		err = refuse_file(path, &got, quiet);
-		goto err_close;
-	}
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		err = -errno;
-		goto err_close;
-	}
-	return fd;
-
-err_close:
-	close(fd);
-	return err;
-err_dir:
-	close(dirfd);
-	return err;
-}
-
 /* Set up device `type` from a spec.  0 or -errno (logged). */
 static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 		       const struct swap_spec *sp)
@@ -265,7 +116,7 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	bool blk, direct;
 	int fd, err;
 
-	fd = spec_open(sp->path, sp->direct, true, false, &blk, &direct);
+	fd = swap_spec_open(sp->path, sp->direct, true, false, &blk, &direct);
 	if (fd >= 0 && !blk && flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		close(fd);
 		fd = -EBUSY;	/* another uswap process holds it */
@@ -276,7 +127,7 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 		 * one.  Held by another process of the tree: the same, beside
 		 * it, so that it lands on the same file system and node.
 		 */
-		dir_of(sp->path, dir, sizeof(dir));
+		swap_dir_of(sp->path, dir, sizeof(dir));
 		err = own_file(si, type, dir, size, sp->discard);
 		if (err) {
 			if (fd == -EBUSY)
@@ -311,7 +162,7 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 			return err;
 		}
 		if (!size)
-			size = share_size(fd);
+			size = swap_share_size(fd);
 	}
 	size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
 	if (size < SWAP_CLUSTER_BYTES) {
@@ -897,96 +748,4 @@ void swap_count_io(struct uswap_runtime *rt, unsigned dev, bool write,
 				  memory_order_relaxed);
 	atomic_fetch_add_explicit(write ? &st->wlat[b] : &st->rlat[b], 1,
 				  memory_order_relaxed);
-}
-
-/* --- after the run: the named devices emptied --- */
-
-/* Each named device of the options, as gather_specs finds them. */
-static unsigned named_specs(const struct uswap_options *opt,
-			    struct swap_spec *specs)
-{
-	const char *p = opt->swap;
-	char why[384], line[512];
-	unsigned n = 0, got = 0;
-
-	while (*p && n < SWAP_MAX_DEVICES) {
-		size_t len = strcspn(p, "\n");
-
-		snprintf(line, sizeof(line), "%.*s", (int)len, p);
-		p += len + (p[len] == '\n');
-		if (len && !swap_spec_parse(line, &specs[n], why, sizeof(why)))
-			n++;
-	}
-	if (opt->swaptab[0] && n < SWAP_MAX_DEVICES &&
-	    !swaptab_parse_file(opt->swaptab, specs + n, SWAP_MAX_DEVICES - n,
-				&got, why, sizeof(why)))
-		n += got;
-	return n;
-}
-
-void swap_wipe_open(const struct uswap_options *opt, struct swap_wipe *w)
-{
-	struct swap_spec specs[SWAP_MAX_DEVICES];
-	unsigned n = named_specs(opt, specs), k;
-
-	w->nr = 0;
-	for (k = 0; k < n; k++) {
-		uint64_t bytes = 0;
-		bool blk, direct;
-		int fd = spec_open(specs[k].path, false, false, true, &blk,
-				   &direct);
-
-		if (fd < 0)
-			continue;	/* the runtime says why, if it matters */
-		if (blk && ioctl(fd, BLKGETSIZE64, &bytes) < 0)
-			bytes = 0;
-		w->fd[w->nr] = fd;
-		w->blk[w->nr] = blk;
-		w->len[w->nr] = specs[k].size ? MIN(specs[k].size, bytes) : bytes;
-		memcpy(w->path[w->nr], specs[k].path, sizeof(w->path[0]));
-		w->nr++;
-	}
-}
-
-/*
- * Is the device of w's entry k free of every other user?  A file: no
- * process holds its lock (swapon_spec takes it); a block device: it can
- * be opened O_EXCL (through the descriptor, so that it is the same one).
- * On success a block device's *fd is the exclusive descriptor.
- */
-static bool wipe_claim(struct swap_wipe *w, unsigned k, int *fd)
-{
-	char self[64];
-
-	*fd = w->fd[k];
-	if (!w->blk[k])
-		return flock(*fd, LOCK_EX | LOCK_NB) == 0;
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", w->fd[k]);
-	*fd = open(self, O_RDWR | O_EXCL | O_CLOEXEC);
-	return *fd >= 0;
-}
-
-void swap_wipe_run(struct swap_wipe *w)
-{
-	unsigned k;
-
-	for (k = 0; k < w->nr; k++) {
-		int fd, err;
-
-		if (!wipe_claim(w, k, &fd)) {
-			uswap_log("swap %s %s is still in use by a process of the tree: "
-				  "what it holds stays until the next run on it empties it",
-				  w->blk[k] ? "device" : "file", w->path[k]);
-		} else {
-			err = swap_file_wipe(fd, w->blk[k], w->len[k], false);
-			if (err)
-				uswap_log("swap %s %s: cannot empty it: %s",
-					  w->blk[k] ? "device" : "file",
-					  w->path[k], strerror(-err));
-			if (fd != w->fd[k])
-				close(fd);
-		}
-		close(w->fd[k]);
-	}
-	w->nr = 0;
 }
