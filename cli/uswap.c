@@ -510,6 +510,7 @@ static void __attribute__((noreturn)) die_of_signal(int sig)
 static int cmd_run(int argc, char **argv)
 {
 	struct run_args ra = { 0 };
+	struct uswap_swap_wipe *wipe = NULL;
 	char *stats_dir = NULL;
 	const char *preload = NULL;
 	sigset_t set, oldmask;
@@ -541,6 +542,8 @@ static int cmd_run(int argc, char **argv)
 		env_export(&ra.opt, preload, stats_dir);
 		if (ra.fallback_flag)
 			env_set("USWAP_FALLBACK", ra.fallback_flag);
+		/* The named swap devices, emptied when PROG has ended. */
+		wipe = uswap_swap_wipe_open(&ra.opt);
 	}
 
 	sigemptyset(&set);
@@ -553,12 +556,14 @@ static int cmd_run(int argc, char **argv)
 
 	pid = spawn(ra.prog, &oldmask, chld_ignored, &exec_err);
 	if (pid < 0) {
+		uswap_swap_wipe_run(wipe);
 		if (stats_dir)
 			stats_dir_remove(stats_dir);
 		free(stats_dir);
 		return EXIT_CANNOT_RUN;
 	}
 	status = wait_child(pid, &set);
+	uswap_swap_wipe_run(wipe);
 	if (exec_err) {
 		say("%s: %s", ra.prog[0], strerror(exec_err));
 		if (stats_dir)

@@ -63,9 +63,9 @@ struct uswap_options {
 				   (default) or 2M */
 	uint64_t min_region;	/* preload only: smallest anonymous private mmap
 				   that is managed; default 1 MiB */
-	uint64_t swap_size;	/* size cap of the swap file; default: eight times
-				   max, at least 1 GiB, at most half the free space
-				   of swap_dir's file system */
+	uint64_t swap_size;	/* size cap of a swap file; default (0): none,
+				   the file grows on demand while its file
+				   system keeps as much free space as it holds */
 	char swap[1024];	/* swap devices, one SPEC per line:
 				   PATH[,prio=N][,size=SIZE][,node=N][,discard][,direct];
 				   empty: one unnamed swap file in swap_dir */
@@ -194,6 +194,18 @@ const struct uswap_option_desc *uswap_option_desc(unsigned i);
  * with one line naming the file (and the line) in err.
  */
 int uswap_swaptab_check(const char *path, char *err, size_t errlen);
+
+/*
+ * For a supervisor such as uswap run: the swap files and block devices
+ * the options name (swap, swaptab), opened before the program starts, and
+ * emptied once the program has ended (a file truncated, a block device
+ * discarded), unless a process of the tree still holds one.  Only the
+ * devices a runtime would accept are opened.  open returns NULL when out
+ * of memory (nothing will be emptied); run empties them and frees w.
+ */
+struct uswap_swap_wipe;
+struct uswap_swap_wipe *uswap_swap_wipe_open(const struct uswap_options *opt);
+void uswap_swap_wipe_run(struct uswap_swap_wipe *w);
 
 /*
  * Check that the options are consistent (high <= max, folio size valid, ...)

@@ -217,10 +217,13 @@ const struct option option_table[] = {
 	.d = { .name = "swap", .env = "USWAP_SWAP", .metavar = "SPEC",
 	       .help = "a swap device; repeat for several.  "
 		       "SPEC is PATH[,prio=N][,size=SIZE][,node=N][,discard][,direct]: "
-		       "PATH a file (created 0600 if missing, removed at the end) or a block device; "
+		       "PATH a file (if missing, an unnamed one is made in its directory; "
+		       "an existing one must be yours alone, mode 0600, and is emptied "
+		       "when PROG ends) or a block device; "
 		       "prio 0..32767 (higher is used first; equal priorities in turn; "
 		       "without prio, -2, -3, ... in the order given, and -1 on the lists "
-		       "of the device's own NUMA node); size (default --swap-size); "
+		       "of the device's own NUMA node); size (default --swap-size, "
+		       "else growing with the free space); "
 		       "node (default: from sysfs); discard: give freed clusters back; "
 		       "direct: O_DIRECT or fail.  "
 		       "--swap none: no device, the pool is the only tier (as zram; --zswap is required)",
@@ -244,14 +247,16 @@ const struct option option_table[] = {
 },
 {
 	.d = { .name = "swap-size", .env = "USWAP_SWAP_SIZE", .metavar = "SIZE",
-	       .help = "size cap of the swap file, at least 2M",
-	       .default_text = "8 times --max, at least 1G, at most half the free space "
-			       "of the swap directory's file system, rounded down to 2M" },
+	       .help = "size cap of a swap file, at least 2M; without it, the file "
+		       "grows while its file system keeps as much free space as it "
+		       "holds, and shrinks as memory is freed",
+	       .default_text = "none" },
 	.kind = OPTION_SIZE, OPTION_FIELD(swap_size), .min = SZ_2M,
 },
 {
 	.d = { .name = "swap-dir", .env = "USWAP_SWAP_DIR", .metavar = "DIR",
-	       .help = "directory of the swap file (created and unlinked at once); "
+	       .help = "directory of the swap file (created and unlinked at once; "
+		       "yours or root's, written by nobody else unless sticky); "
 		       "a relative path is made absolute",
 	       .default_text = "$TMPDIR, else /tmp" },
 	.kind = OPTION_PATH, OPTION_FIELD(swap_dir), .what = "a directory",

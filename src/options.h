@@ -89,9 +89,9 @@ extern const unsigned nr_options;
  *   swap_dir	$TMPDIR if set and not empty, else /tmp;
  *   max	half of MemAvailable (/proc/meminfo), rounded down to the folio;
  *   high	90% of max, rounded down to the folio;
- *   swap_size	8 * max, at least 1G, at most half the free space of swap_dir's
- *		file system; a multiple of 2M (-ENOSPC below 4M free); with
- *		swap "none" left 0 (the runtime sizes the pool's slot space).
+ *   swap_size	left 0: no cap; a swap file without a size grows on demand
+ *		while its file system keeps as much free space as it holds
+ *		(swap_file.c); -ENOSPC when swap_dir has less than 4M free.
  * Returns 0 or -errno with one line in err; *opt is changed only on success.
  * Reads /proc/meminfo and statvfs()s swap_dir; never allocates.
  */

@@ -8,8 +8,8 @@
  * "none" only with zswap, ...) and against the machine (the swap directory
  * must be usable).  The CLI checks what the user gave before it starts
  * anything, with zero fields meaning "the default"; the runtime then fills
- * those fields from the machine (MemAvailable, the free space of the swap
- * directory, the online CPUs) and checks the result again.  The defaults
+ * those fields from the machine (MemAvailable, the online CPUs) and checks
+ * the result again, and that the swap directory has room to start.  The defaults
  * are listed in options.h.
  *
  * Nothing here allocates: the preload library calls it from its
@@ -30,7 +30,6 @@
 #define SZ_1M		(1ull << 20)
 #define SZ_2M		(2ull << 20)
 #define SZ_4M		(4ull << 20)
-#define SZ_1G		(1ull << 30)
 
 #define MAX_MIN_FOLIOS	4	/* max holds at least this many folios */
 
@@ -210,12 +209,14 @@ static int meminfo_available(uint64_t *bytes)
 	return 0;
 }
 
-/* The default swap size for max on the file system of dir (see options.h). */
-static int default_swap_size(const char *dir, uint64_t max, uint64_t *size,
-			     char *err, size_t errlen)
+/*
+ * The swap directory's file system must have room for a start (4M): a
+ * swap file without a size then grows with its free space (swap_file.c).
+ */
+static int check_swap_room(const char *dir, char *err, size_t errlen)
 {
 	struct statvfs sv;
-	uint64_t free_bytes, cap, want;
+	uint64_t free_bytes;
 
 	if (statvfs(dir, &sv)) {
 		int ret = -errno;
@@ -229,13 +230,6 @@ static int default_swap_size(const char *dir, uint64_t max, uint64_t *size,
 			dir, (unsigned long long)(free_bytes >> 10));
 		return -ENOSPC;
 	}
-	cap = free_bytes / 2 / SZ_2M * SZ_2M;
-	want = max > UINT64_MAX / 8 ? UINT64_MAX : max * 8;
-	if (want < SZ_1G)
-		want = SZ_1G;
-	if (want > cap)
-		want = cap;
-	*size = want / SZ_2M * SZ_2M;
 	return 0;
 }
 
@@ -306,9 +300,8 @@ int options_apply_defaults(struct uswap_options *opt, char *err,
 	ret = uswap_options_check(&o, err, errlen);
 	if (ret)
 		return ret;
-	if (!o.swap_size && !(o.flags & USWAP_OPT_NO_SWAP_FILE)) {
-		ret = default_swap_size(o.swap_dir, o.max, &o.swap_size, err,
-					errlen);
+	if (!(o.flags & USWAP_OPT_NO_SWAP_FILE)) {
+		ret = check_swap_room(o.swap_dir, err, errlen);
 		if (ret)
 			return ret;
 	}

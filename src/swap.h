@@ -78,7 +78,7 @@ struct swap_cluster {
 	uint16_t settling;
 	uint8_t list;		/* enum swap_cluster_list */
 	uint8_t provisioned;	/* file space reserved (fallocate done) */
-	uint32_t next, prev;	/* list links: cluster indices or CLUSTER_NONE */
+	uint32_t next, prev;	/* list links, encoded: swap_cluster_next() */
 };
 
 struct swap_cluster_list_head {
@@ -140,6 +140,22 @@ struct swap_info {
 	 * and the allocation fails with the error.
 	 */
 	int (*provision)(struct swap_info *si, uint32_t cluster);
+	/*
+	 * Growth (swap_file.c), under `lock`: clusters whose space is
+	 * reserved (provisioned set), and how far the file extends (a block
+	 * device: the end of the furthest cluster ever used, what a wipe
+	 * covers).
+	 */
+	uint32_t nr_provisioned;
+	uint64_t file_end;
+	bool blkdev;			/* fd is a block device */
+	bool wipe;			/* the user's file or device: emptied
+					   when its use ends (swap_file_wipe) */
+	/*
+	 * A file without a size: it grows only while its file system keeps
+	 * as much free space as it holds (swap_cluster_provision()).
+	 */
+	bool grow_free;
 	/*
 	 * Discard of freed clusters (swap_io.h), NULL when off: swap_file.c
 	 * sets it up; swapfile.c parks and queues clusters in it under `lock`.
@@ -234,6 +250,48 @@ void swap_cluster_settle(struct swap_info *si, uint32_t idx);
 void swap_cluster_lock(struct swap_info *si, uint32_t idx);
 void swap_cluster_unlock(struct swap_info *si, uint32_t idx);
 
+/*
+ * A cluster's list links as stored in struct swap_cluster: 0 is the
+ * implicit link of a cluster that no list operation has touched since
+ * swap_info_init() (next idx + 1, prev idx - 1, none past either end), so
+ * that a new device has every cluster on FREE in index order without a
+ * write to its cluster array, whose pages are then touched only where
+ * clusters are used; otherwise CLUSTER_NONE or the index + 1.  A list
+ * operation rewrites the links of the clusters around the one it moves,
+ * so an untouched cluster's implicit links stay true.
+ */
+static inline uint32_t swap_cluster_next(const struct swap_info *si,
+					 uint32_t idx)
+{
+	const uint32_t raw = si->clusters[idx].next;
+
+	if (!raw)
+		return idx + 1 < si->nr_clusters ? idx + 1 : CLUSTER_NONE;
+	return raw == CLUSTER_NONE ? CLUSTER_NONE : raw - 1;
+}
+
+static inline uint32_t swap_cluster_prev(const struct swap_info *si,
+					 uint32_t idx)
+{
+	const uint32_t raw = si->clusters[idx].prev;
+
+	if (!raw)
+		return idx ? idx - 1 : CLUSTER_NONE;
+	return raw == CLUSTER_NONE ? CLUSTER_NONE : raw - 1;
+}
+
+static inline void swap_cluster_set_next(struct swap_info *si, uint32_t idx,
+					 uint32_t to)
+{
+	si->clusters[idx].next = to == CLUSTER_NONE ? CLUSTER_NONE : to + 1;
+}
+
+static inline void swap_cluster_set_prev(struct swap_info *si, uint32_t idx,
+					 uint32_t to)
+{
+	si->clusters[idx].prev = to == CLUSTER_NONE ? CLUSTER_NONE : to + 1;
+}
+
 /* swap_map.c and swapfile.c: the first slot of cluster idx. */
 static inline uint32_t swap_cluster_base(uint32_t idx)
 {
@@ -258,8 +316,27 @@ static inline void swap_assert_cluster_locked(struct swap_info *si,
 }
 
 /* swap_file.c: device files; page_io.c: their I/O. */
+/*
+ * Open directory dir to make or open swap files in: an O_PATH descriptor,
+ * checked on itself (owned by the user or root; written by nobody else
+ * unless sticky).  fd or -errno, the reason logged unless quiet.
+ */
+int swap_dir_open(const char *dir, bool quiet);
+/*
+ * Create the swap file for si (already initialised with swap_info_init)
+ * in dir: unnamed, mode 0600, sparse, of size bytes.  0 or -errno.
+ */
 int swap_file_create(struct swap_info *si, const char *dir, uint64_t size);
 void swap_file_close(struct swap_info *si);
+/*
+ * Discard what a device the user named holds: a file is truncated to
+ * nothing; a block device's first len bytes are discarded (BLKDISCARD),
+ * or with zero, zeroed (BLKZEROOUT, which may write every byte; else
+ * discarded).  0 or -errno.
+ */
+int swap_file_wipe(int fd, bool blkdev, uint64_t len, bool zero);
+/* No slot is left on si: say so once, with the figures. */
+void swap_file_full(struct swap_info *si);
 /*
  * Write nr slots from iov; whole or -errno (short writes are errors).  On
  * a device that encrypts, iov's buffer is encrypted in place (scratch).

@@ -1,15 +1,37 @@
 // SPDX-License-Identifier: MIT
 /*
  * swap_file.c - a swap device's file (the file side of the kernel's
- * swapon), and the checks of what each of its slots holds.
+ * swapon): where it is made, how it grows and shrinks, how the user's own
+ * file is emptied; and the checks of what each of its slots holds.
  *
- * The swap file is created in the swap directory with O_TMPFILE, so that
- * it never has a name (nothing is left behind, whatever happens to the
- * process); where the file system lacks O_TMPFILE, a name is created with
- * O_EXCL|O_NOFOLLOW and unlinked at once.  Mode 0600.  The file is sparse:
- * each 2 MiB cluster is reserved with fallocate when it is first used, so
- * that a full disk shows up as "no room" at allocation time, never as a
- * failed write of data that must not be lost.
+ * Where.  Files are made in a directory opened first and checked on its
+ * descriptor (swap_dir_open): owned by the user or root, and written by
+ * nobody else unless sticky, as /tmp is, so that no other user can
+ * rename a name uswap makes or uses there.  The file is created with
+ * O_TMPFILE through that descriptor, so that it never has a name
+ * (nothing is left behind, whatever happens to the process); where the
+ * file system lacks O_TMPFILE, a random name is created with
+ * O_EXCL|O_NOFOLLOW and unlinked at once.  Mode 0600.
+ *
+ * Growth.  The file is sparse: each 2 MiB cluster is reserved with
+ * fallocate when it is first used (swap_cluster_provision), so that a
+ * full disk shows up as "no room" at allocation time, never as a failed
+ * write of data that must not be lost.  A file without a size (si->
+ * grow_free: no size=, no --swap-size) has the slot space of half its
+ * file system (swapon.c) and takes a new cluster only while, once it
+ * has, the file system keeps as much free space as the file holds: it
+ * never takes more than half of the space free for it, checked at each
+ * cluster against what the file system has then, as other users fill it
+ * too.  Its free clusters are punched out again when reclaim is idle (a
+ * lazy discard, swapfile.c), so that it shrinks once the program has
+ * freed memory.  A device that is full
+ * says so once, with its figures: used, cap and free space (say_full).
+ *
+ * The user's file.  A file the user named that existed (swapon.c) is
+ * emptied when a run takes it and when its use ends (swap_file_wipe):
+ * truncated to nothing; a block device is zeroed or discarded.  What the
+ * program swapped never stays there for a later reader; only --encrypt
+ * protects it from a reader of the raw device while the run lasts.
  *
  * Checks (swap_io.h).  swap_csum_record() and swap_csum_verify() keep and
  * check the crc32c of every slot written; swap_slots_check() is what a
@@ -30,6 +52,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -44,6 +67,9 @@
 #ifndef BLKDISCARD
 #define BLKDISCARD	_IO(0x12, 119)
 #endif
+#ifndef BLKZEROOUT
+#define BLKZEROOUT	_IO(0x12, 127)
+#endif
 #ifndef FALLOC_FL_KEEP_SIZE
 #define FALLOC_FL_KEEP_SIZE	0x01
 #endif
@@ -53,25 +79,93 @@
 
 /* --- the swap file --- */
 
-static int open_tmpfile(const char *dir, int extra)
+/*
+ * Is a directory with this owner and mode safe to create uswap's files
+ * in?  Owned by the user or root, and nobody else may add, remove or
+ * rename names in it, unless it is sticky (as /tmp): then others cannot
+ * touch the user's names.  Otherwise another user could swap a name for
+ * one of theirs between uswap's calls.
+ */
+static bool dir_is_safe(const struct stat *st)
 {
-	char name[300];
+	if (st->st_uid != geteuid() && st->st_uid != 0)
+		return false;
+	return !(st->st_mode & (S_IWGRP | S_IWOTH)) || (st->st_mode & S_ISVTX);
+}
+
+/* Log why directory dir (st: not dir_is_safe) is refused. */
+static void say_unsafe_dir(const char *dir, const struct stat *st)
+{
+	if (st->st_uid != geteuid() && st->st_uid != 0)
+		uswap_log("swap directory %s belongs to another user (uid %u): refused "
+			  "(expected a directory of yours or root's)",
+			  dir, (unsigned)st->st_uid);
+	else
+		uswap_log("swap directory %s may be written by %s and is not sticky (mode %04o): "
+			  "refused, since another user could replace the names uswap makes there "
+			  "(expected chmod go-w or +t, or another directory)",
+			  dir, st->st_mode & S_IWOTH ? "others" : "its group",
+			  (unsigned)(st->st_mode & 07777));
+}
+
+int swap_dir_open(const char *dir, bool quiet)
+{
+	struct stat st;
+	int fd, err;
+
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		if (!quiet)
+			uswap_log("swap directory %s: %s", dir, strerror(-err));
+		return err;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		if (!quiet)
+			uswap_log("swap directory %s: %s", dir, strerror(-err));
+		goto err_close;
+	}
+	if (!dir_is_safe(&st)) {
+		err = -EPERM;
+		if (!quiet)
+			say_unsafe_dir(dir, &st);
+		goto err_close;
+	}
+	return fd;
+
+err_close:
+	close(fd);
+	return err;
+}
+
+/*
+ * A new file of the user's in directory dirfd, readable by nobody else:
+ * unnamed (O_TMPFILE) so that nothing is left behind whatever happens to
+ * the process; where the file system lacks O_TMPFILE, a random name made
+ * with O_EXCL and unlinked at once (the directory is one nobody else can
+ * rename in: swap_dir_open).  extra: O_DIRECT or 0.  fd or -errno.
+ */
+static int open_tmpfile(int dirfd, int extra)
+{
+	char name[64];
 	unsigned n;
 	int fd;
 
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC | extra, 0600);
+	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC | extra, 0600);
 	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR &&
 			errno != EINVAL))
 		return fd < 0 ? -errno : fd;
 	if (extra && errno == EINVAL)
 		return -EINVAL;		/* maybe O_DIRECT: caller retries */
 	for (n = 0; n < 100; n++) {
-		snprintf(name, sizeof(name), "%s/.uswap-%d-%u", dir,
-			 (int)getpid(), n);
-		fd = open(name, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR |
-			  O_CLOEXEC | extra, 0600);
+		snprintf(name, sizeof(name), ".uswap-%d-%016llx", (int)getpid(),
+			 (unsigned long long)(prim_now_us() * 0x9e3779b97f4a7c15ull +
+					      n));
+		fd = openat(dirfd, name, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR |
+			    O_CLOEXEC | extra, 0600);
 		if (fd >= 0) {
-			unlink(name);
+			unlinkat(dirfd, name, 0);
 			return fd;
 		}
 		if (errno != EEXIST)
@@ -85,30 +179,41 @@ static int provision_cluster(struct swap_info *si, uint32_t cluster)
 	return swap_cluster_provision(si, cluster);
 }
 
-/*
- * Create the swap file for si (already initialised with swap_info_init)
- * in dir, sparse, of size bytes.
- */
 int swap_file_create(struct swap_info *si, const char *dir, uint64_t size)
 {
-	int fd = open_tmpfile(dir, O_DIRECT);
+	struct stat st;
+	int dirfd, fd, err;
 
+	dirfd = swap_dir_open(dir, false);
+	if (dirfd < 0)
+		return dirfd;
+	fd = open_tmpfile(dirfd, O_DIRECT);
 	si->direct = fd >= 0;
 	if (fd < 0)
-		fd = open_tmpfile(dir, 0);
+		fd = open_tmpfile(dirfd, 0);
+	close(dirfd);
 	if (fd < 0)
 		return fd;
+	/* What was made is what was asked for: a file of ours alone. */
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 077)) {
+		err = -EPERM;
+		goto err_close;
+	}
 	if (ftruncate(fd, (off_t)size) < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
+		err = -errno;
+		goto err_close;
 	}
 	si->fd = fd_install(fd, FD_DEVICE);
+	si->file_end = size;
 	si->provision = provision_cluster;
 	snprintf(si->path, sizeof(si->path), "%s/uswap-%d (deleted)", dir,
 		 (int)getpid());
 	return 0;
+
+err_close:
+	close(fd);
+	return err;
 }
 
 /* Close the device's file and drop its discard state (no other users). */
@@ -120,29 +225,137 @@ void swap_file_close(struct swap_info *si)
 	si->fd = -1;
 }
 
+int swap_file_wipe(int fd, bool blkdev, uint64_t len, bool zero)
+{
+	uint64_t range[2] = { 0, len };
+
+	if (blkdev) {
+		if (!len)
+			return 0;
+		if (zero && ioctl(fd, BLKZEROOUT, range) == 0)
+			return 0;
+		return ioctl(fd, BLKDISCARD, range) < 0 ? -errno : 0;
+	}
+	return ftruncate(fd, 0) < 0 ? -errno : 0;
+}
+
+/* --- growth --- */
+
+/* Bytes free for the user on fd's file system, or -1 when unknown. */
+static int64_t fs_free_bytes(int fd)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(fd, &sv) < 0)
+		return -1;
+	return (int64_t)MIN((uint64_t)sv.f_bavail * sv.f_frsize,
+			    (uint64_t)INT64_MAX);
+}
+
 /*
- * Reserve a cluster's blocks.  A file system without room (ENOSPC) makes
- * the device count as full (swapon.c): the allocation fails and the folio
- * goes to another device or stays resident; logged once per device.
+ * The device is full: say so once, with its figures.  why: what stopped
+ * it.  Caller holds si->lock (nr_provisioned).
+ */
+static void say_full(struct swap_info *si, const char *why)
+{
+	const unsigned long long used =
+		(unsigned long long)si->nr_provisioned * (SWAP_CLUSTER_BYTES >> 20);
+	const unsigned long long cap =
+		(unsigned long long)si->nr_slots >> (20 - SWAP_SLOT_SHIFT);
+	int64_t free_bytes;
+
+	if (!swap_log_first(si, SWAP_LOGGED_NOSPACE))
+		return;
+	if (si->blkdev) {
+		uswap_log("swap device %s is full: %llu MiB used of %llu MiB (%s); it counts as full "
+			  "until slots are freed: folios stay resident or go to the next device "
+			  "(counted as swap_full)",
+			  si->path, used, cap, why);
+		return;
+	}
+	free_bytes = fs_free_bytes(si->fd);
+	uswap_log("swap file %s is full: %llu MiB used, cap %llu MiB, %lld MiB free on its file system (%s); "
+		  "it counts as full until slots are freed: folios stay resident or go to the next device "
+		  "(counted as swap_full)",
+		  si->path, used, cap,
+		  (long long)(free_bytes < 0 ? -1 : free_bytes >> 20), why);
+}
+
+void swap_file_full(struct swap_info *si)
+{
+	prim_mutex_lock(&si->lock);
+	if (si->blkdev)
+		say_full(si, "every slot of the device is in use");
+	else if (si->grow_free)
+		say_full(si, "it holds half of its file system's size, the most a swap file without a size takes");
+	else
+		say_full(si, "its size is reached: --swap-size or size= set it");
+	pthread_mutex_unlock(&si->lock);
+}
+
+/*
+ * May a file that grows with the free space (si->grow_free) take one more
+ * cluster?  Only if, once it has, the file system still has as much free
+ * as the file holds: a swap file without a size takes at most half of
+ * the space free for it, checked at each step, as other users fill the
+ * file system too.  0 or -ENOSPC.
+ */
+static int grow_check(struct swap_info *si)
+{
+	const uint64_t step = SWAP_CLUSTER_BYTES;
+	const uint64_t held = (uint64_t)si->nr_provisioned * step;
+	const int64_t free_bytes = fs_free_bytes(si->fd);
+
+	if (free_bytes < 0)
+		return 0;	/* unknown: fallocate says whether it fits */
+	if ((uint64_t)free_bytes >= 2 * step &&
+	    held + step <= (uint64_t)free_bytes - step)
+		return 0;
+	return -ENOSPC;
+}
+
+/*
+ * Reserve a cluster's blocks, growing the file.  A file system without
+ * room (ENOSPC), or a file that has taken its share of the free space,
+ * makes the device count as full (swapon.c): the allocation fails and the
+ * folio goes to another device or stays resident, said once per device
+ * with the figures.  Where fallocate is not supported the file is only
+ * extended (sparse: the writes take the blocks).  Called with si->lock.
  */
 int swap_cluster_provision(struct swap_info *si, uint32_t cluster)
 {
-	static _Atomic bool unsupported;
+	const uint64_t pos = (uint64_t)cluster * SWAP_CLUSTER_BYTES;
+	const uint64_t end = pos + SWAP_CLUSTER_BYTES;
 	int err;
 
-	if (si->fd < 0 || unsupported)
+	if (si->fd < 0)
 		return 0;
-	err = prim_fallocate(si->fd, 0, (off_t)cluster * SWAP_CLUSTER_BYTES,
-			     SWAP_CLUSTER_BYTES);
-	if (err == -EOPNOTSUPP) {
-		unsupported = true;
+	if (si->blkdev) {
+		si->file_end = MAX(si->file_end, end);
 		return 0;
 	}
-	if (err && swap_log_first(si, SWAP_LOGGED_NOSPACE))
-		uswap_log("swap device %s: reserving 2 MiB for cluster %u failed (%s): "
-			  "it counts as full until slots are freed",
-			  si->path, cluster, strerror(-err));
-	return err;
+	if (si->grow_free && grow_check(si)) {
+		say_full(si, "a swap file without a size grows only while its file system keeps as much free as it holds: "
+			 "give --swap-size, or a --swap-dir with more room");
+		return -ENOSPC;
+	}
+	err = prim_fallocate(si->fd, 0, (off_t)pos, SWAP_CLUSTER_BYTES);
+	if (err == -EOPNOTSUPP)
+		err = end <= si->file_end || ftruncate(si->fd, (off_t)end) == 0 ?
+		      0 : -errno;
+	if (err == -ENOSPC || err == -EDQUOT) {
+		say_full(si, "the file system has no more room");
+		return err;
+	}
+	if (err) {
+		if (swap_log_first(si, SWAP_LOGGED_NOSPACE))
+			uswap_log("swap file %s: reserving 2 MiB for cluster %u failed (%s): "
+				  "it counts as full until slots are freed",
+				  si->path, cluster, strerror(-err));
+		return err;
+	}
+	si->file_end = MAX(si->file_end, end);
+	return 0;
 }
 
 /* --- checksums --- */

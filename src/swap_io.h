@@ -188,6 +188,13 @@ struct swap_discard {
 	uint32_t *queue;		/* ring of nr_clusters cluster indices */
 	uint32_t head, nr;
 	bool off;			/* not supported: stop parking */
+	/*
+	 * Lazy (a file that grows with the free space): a freed cluster
+	 * goes back to FREE as it is, reused at once without a system
+	 * call, and swap_discard_run() parks and discards the free clusters
+	 * that still hold space, when the reclaimer is idle.
+	 */
+	bool lazy;
 	bool blkdev;			/* BLKDISCARD, not fallocate */
 	bool logged;
 	_Atomic uint32_t pending;	/* == nr */
@@ -214,12 +221,14 @@ void swap_discard_disable(struct swap_info *si);
 uint64_t swap_discard_count(const struct swap_info *si);
 
 /*
- * swapfile.c: discard every parked cluster and return it to FREE.  Called
+ * swapfile.c: discard every parked cluster and return it to FREE; with a
+ * lazy discard, park a batch of the free clusters that hold space first.
+ * Called
  * without si->lock (it takes it around each cluster, never across the
  * system call).  swap_slot_alloc() discards a few parked clusters before
  * each allocation, and all of them before it gives up with -ENOSPC; an
  * idle reclaimer should call this so that space comes back without
- * waiting for allocations.  Cheap when nothing is parked.
+ * waiting for allocations.  Cheap when nothing is parked or to trim.
  */
 void swap_discard_run(struct swap_info *si);
 

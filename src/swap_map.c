@@ -201,13 +201,12 @@ int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 			goto err_destroy_locks;
 	}
 
-	/* Zero-filled: count 0, not provisioned.  All on FREE, in order. */
-	for (i = 0; i < si->nr_clusters; i++) {
-		si->clusters[i].list = CLUSTER_FREE;
-		si->clusters[i].prev = i ? i - 1 : CLUSTER_NONE;
-		si->clusters[i].next =
-			i + 1 < si->nr_clusters ? i + 1 : CLUSTER_NONE;
-	}
+	/*
+	 * Zero-filled: count 0, not provisioned, on FREE (0) with implicit
+	 * links (swap_cluster_next()): all on FREE, in order, and no page of
+	 * the array touched.
+	 */
+	_Static_assert(CLUSTER_FREE == 0, "a zero-filled cluster is free");
 	for (i = 0; i < CLUSTER_NR_LISTS; i++) {
 		si->lists[i].head = CLUSTER_NONE;
 		si->lists[i].tail = CLUSTER_NONE;
@@ -307,12 +306,12 @@ static int swap_info_validate_locked(struct swap_info *si)
 		const struct swap_cluster_list_head *h = &si->lists[l];
 		uint32_t prev = CLUSTER_NONE, n = 0;
 
-		for (i = h->head; i != CLUSTER_NONE; i = si->clusters[i].next) {
+		for (i = h->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i)) {
 			/* a bad link or a cycle */
 			if (i >= si->nr_clusters || n >= si->nr_clusters)
 				return -EUCLEAN;
 			if (si->clusters[i].list != l ||
-			    si->clusters[i].prev != prev)
+			    swap_cluster_prev(si, i) != prev)
 				return -EUCLEAN;
 			prev = i;
 			n++;

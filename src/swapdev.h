@@ -70,7 +70,11 @@ int swap_spec_parse(const char *s, struct swap_spec *out, char *err,
  * At most min(max, SWAP_MAX_DEVICES) devices, each path once, at least one.
  * Fills out[0..*n).  Returns 0, or a negative errno with one line in err
  * prefixed "NAME:LINE: " (or "NAME: " for the whole file); out and *n are
- * written only on success.  The file is read whole; at most 64 KiB.
+ * written only on success.  The file is read whole; at most 64 KiB.  It
+ * is opened without following a link or waiting (O_NOFOLLOW, O_NONBLOCK)
+ * and checked on the descriptor: a regular file (-ELOOP for a link,
+ * -EISDIR, -EINVAL for a FIFO, device or socket), owned by the user or
+ * root and writable by nobody else (-EPERM).
  */
 int swaptab_parse_file(const char *file, struct swap_spec *out, unsigned max,
 		       unsigned *n, char *err, size_t errlen);
@@ -205,5 +209,55 @@ static inline ssize_t swapdev_read_all(int fd, char *buf, size_t len)
 	}
 	return (ssize_t)done;
 }
+
+/* swap_open.c: opening the files and block devices of specs. */
+
+/* The directory part of path, or "." */
+void swap_dir_of(const char *path, char *dir, size_t len);
+/*
+ * The slot space of a file without a size (no size=, no --swap-size) on
+ * fd's file system: half of its size, at most what a swap entry can
+ * name, whole clusters.  The file takes blocks only as it is used, and
+ * no more than the free space allows (swap_cluster_provision()); the
+ * slot maps are sized for this much, in address space that is touched
+ * only where used.
+ */
+uint64_t swap_share_size(int fd);
+/*
+ * Open the existing file or block device at path, checked on the
+ * descriptor that is then used, never on a path: the directory first
+ * (swap_dir_open: nobody else may rename in it), the name in it without
+ * following a link, its type on an O_PATH descriptor (so that no FIFO or
+ * character device is ever opened), then the file itself, which must be
+ * the same inode.  A regular file must be the user's and nobody else's to
+ * read or write.  A block device is opened O_EXCL when excl, so that
+ * nothing else uses it meanwhile.  O_DIRECT when the file system allows
+ * it (*direct), or always with need_direct.  Messages are logged unless
+ * quiet.  fd, -ENOENT when the path does not exist, or -errno.
+ */
+int swap_spec_open(const char *path, bool need_direct, bool excl, bool quiet,
+		   bool *blk, bool *direct);
+
+/*
+ * For uswap run: the files and block devices the user named (--swap,
+ * --swaptab), opened before PROG starts, and emptied once it has ended.
+ * A process's runtime never tears its devices down (other threads may
+ * still run at exit), so what a run wrote would stay there for a reader
+ * of the file or device; a file is truncated, a block device discarded
+ * over the size it was given.  One that a process of the tree still uses
+ * is left as it is, with a message (the next run on it empties a file
+ * when it starts).  Only files and devices that the runtime would accept
+ * are opened.
+ */
+struct swap_wipe {
+	unsigned nr;
+	int fd[SWAP_MAX_DEVICES];
+	bool blk[SWAP_MAX_DEVICES];
+	uint64_t len[SWAP_MAX_DEVICES];
+	char path[SWAP_MAX_DEVICES][SWAP_PATH_MAX];
+};
+struct uswap_options;
+void swap_wipe_open(const struct uswap_options *opt, struct swap_wipe *w);
+void swap_wipe_run(struct swap_wipe *w);
 
 #endif /* USWAP_SWAPDEV_H */

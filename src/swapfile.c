@@ -138,6 +138,16 @@
  *	-> FREE, unprovisioned				 under lock
  *	alloc -> provision (fallocate) -> write		 as any cluster
  *
+ * A lazy discard (d->lazy: the file that grows with the free space,
+ * swap_file.c) parks nothing when slots are freed: an emptied cluster goes
+ * back to FREE as it is and is reused without a system call, which keeps
+ * a busy device from punching and reserving the same clusters over and
+ * over (and a punch waits for the file's direct I/O).  swap_discard_run(),
+ * called by an idle reclaimer, first parks free clusters that still hold
+ * space (the provisioned ones, at the head of FREE; SWAP_TRIM_BATCH per
+ * call), then discards them as above: the file shrinks once the program
+ * has freed its memory and reclaim has gone quiet.
+ *
  * Frees only park (they run on the fault path and in the pool, under
  * other locks, where a system call does not belong).  swap_slot_alloc()
  * discards up to SWAP_DISCARD_BATCH parked clusters first, without any
@@ -154,7 +164,8 @@
  * and faults freeing slots do not meet on one lock:
  *
  *	si->lock	the lists (heads, links), which cluster a context
- *			owns, provisioned, the discard queue;
+ *			owns, provisioned and nr_provisioned (the space the
+ *			file holds, swap_file.c), the discard queue;
  *	cluster lock	a cluster's slots in swap_map and its count
  *			(swap_cluster_lock(): SWAP_CLUSTER_LOCKS locks,
  *			cluster i under lock i % SWAP_CLUSTER_LOCKS);
@@ -190,6 +201,12 @@
 #define SWAP_NONFULL_PROBE	4
 /* Parked clusters an allocation discards before it allocates. */
 #define SWAP_DISCARD_BATCH	4
+/*
+ * Free clusters a lazy discard parks and punches per swap_discard_run()
+ * (64 MiB): an idle reclaimer that is needed again is back within that
+ * many punches.
+ */
+#define SWAP_TRIM_BATCH		32
 
 /* The list a cluster that nobody owns belongs on, by its count. */
 enum swap_cluster_list swap_cluster_list_for(const struct swap_cluster *c)
@@ -242,19 +259,21 @@ static void cluster_list_del(struct swap_info *si, uint32_t idx)
 {
 	struct swap_cluster *c = &si->clusters[idx];
 	struct swap_cluster_list_head *l = &si->lists[c->list];
+	const uint32_t prev = swap_cluster_prev(si, idx);
+	const uint32_t next = swap_cluster_next(si, idx);
 
 	assert(l->nr > 0);
-	if (c->prev == CLUSTER_NONE)
-		l->head = c->next;
+	if (prev == CLUSTER_NONE)
+		l->head = next;
 	else
-		si->clusters[c->prev].next = c->next;
-	if (c->next == CLUSTER_NONE)
-		l->tail = c->prev;
+		swap_cluster_set_next(si, prev, next);
+	if (next == CLUSTER_NONE)
+		l->tail = prev;
 	else
-		si->clusters[c->next].prev = c->prev;
+		swap_cluster_set_prev(si, next, prev);
 	l->nr--;
-	c->next = CLUSTER_NONE;
-	c->prev = CLUSTER_NONE;
+	swap_cluster_set_next(si, idx, CLUSTER_NONE);
+	swap_cluster_set_prev(si, idx, CLUSTER_NONE);
 }
 
 /*
@@ -271,19 +290,19 @@ static void cluster_list_add(struct swap_info *si, uint32_t idx,
 	swap_assert_cluster_locked(si, idx);
 	c->list = list;
 	if (l->nr == 0) {
-		c->prev = CLUSTER_NONE;
-		c->next = CLUSTER_NONE;
+		swap_cluster_set_prev(si, idx, CLUSTER_NONE);
+		swap_cluster_set_next(si, idx, CLUSTER_NONE);
 		l->head = idx;
 		l->tail = idx;
 	} else if (head) {
-		c->prev = CLUSTER_NONE;
-		c->next = l->head;
-		si->clusters[l->head].prev = idx;
+		swap_cluster_set_prev(si, idx, CLUSTER_NONE);
+		swap_cluster_set_next(si, idx, l->head);
+		swap_cluster_set_prev(si, l->head, idx);
 		l->head = idx;
 	} else {
-		c->next = CLUSTER_NONE;
-		c->prev = l->tail;
-		si->clusters[l->tail].next = idx;
+		swap_cluster_set_next(si, idx, CLUSTER_NONE);
+		swap_cluster_set_prev(si, idx, l->tail);
+		swap_cluster_set_next(si, l->tail, idx);
 		l->tail = idx;
 	}
 	l->nr++;
@@ -302,17 +321,17 @@ static void cluster_add_free_unprovisioned(struct swap_info *si, uint32_t idx)
 	swap_assert_cluster_locked(si, idx);
 	while (next != CLUSTER_NONE && si->clusters[next].provisioned) {
 		prev = next;
-		next = si->clusters[next].next;
+		next = swap_cluster_next(si, next);
 	}
 	if (prev == CLUSTER_NONE || next == CLUSTER_NONE) {
 		cluster_list_add(si, idx, CLUSTER_FREE, prev == CLUSTER_NONE);
 		return;
 	}
 	c->list = CLUSTER_FREE;
-	c->prev = prev;
-	c->next = next;
-	si->clusters[prev].next = idx;
-	si->clusters[next].prev = idx;
+	swap_cluster_set_prev(si, idx, prev);
+	swap_cluster_set_next(si, idx, next);
+	swap_cluster_set_next(si, prev, idx);
+	swap_cluster_set_prev(si, next, idx);
 	l->nr++;
 }
 
@@ -333,7 +352,7 @@ static void cluster_settle(struct swap_info *si, uint32_t idx)
 	enum swap_cluster_list list = swap_cluster_list_for(&si->clusters[idx]);
 	struct swap_discard *d = si->discard;
 
-	if (list == CLUSTER_FREE && d && !d->off) {
+	if (list == CLUSTER_FREE && d && !d->off && !d->lazy) {
 		/* Park it until discarded (see "Discard" above). */
 		assert(d->nr < si->nr_clusters);
 		d->queue[(d->head + d->nr) % si->nr_clusters] = idx;
@@ -461,6 +480,7 @@ static int cluster_provision_locked(struct swap_info *si, uint32_t idx)
 	if (err)
 		return err;
 	c->provisioned = 1;
+	si->nr_provisioned++;
 	return 0;
 }
 
@@ -532,14 +552,14 @@ free_cluster:
 		return err;
 
 	/* The probed clusters went to FRAG: walk the others, then FRAG. */
-	for (i = nonfull->head; i != CLUSTER_NONE; i = si->clusters[i].next)
+	for (i = nonfull->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i))
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
-	for (i = frag->head; i != CLUSTER_NONE; i = si->clusters[i].next)
+	for (i = frag->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i))
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
 	/* Then the nearly full. */
-	for (i = nearly->head; i != CLUSTER_NONE; i = si->clusters[i].next)
+	for (i = nearly->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i))
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
 	return err;
@@ -678,6 +698,8 @@ static void cluster_unpark_locked(struct swap_info *si, uint32_t idx, int err)
 	swap_assert_cluster_locked(si, idx);
 	assert(c->list == CLUSTER_CURRENT && c->count == 0);
 	if (!err) {
+		if (c->provisioned)
+			si->nr_provisioned--;
 		c->provisioned = 0;
 		atomic_fetch_add_explicit(&d->discards, 1, memory_order_relaxed);
 	} else {
@@ -729,8 +751,38 @@ static uint32_t discard_run(struct swap_info *si, uint32_t max)
 	return done;
 }
 
+/*
+ * Lazy discard: park up to max of the free clusters that still hold
+ * space, the provisioned ones at the head of FREE (see "FREE order"), so
+ * that discard_run() gives their space back.
+ */
+static void discard_trim(struct swap_info *si, uint32_t max)
+{
+	struct swap_discard *d = si->discard;
+	struct swap_cluster_list_head *l = &si->lists[CLUSTER_FREE];
+	uint32_t idx, n = 0;
+
+	prim_mutex_lock(&si->lock);
+	while (!d->off && l->nr && si->clusters[l->head].provisioned &&
+	       d->nr < si->nr_clusters && n++ < max) {
+		idx = l->head;
+		swap_cluster_lock(si, idx);
+		cluster_list_del(si, idx);
+		d->queue[(d->head + d->nr) % si->nr_clusters] = idx;
+		d->nr++;
+		cluster_list_add(si, idx, CLUSTER_CURRENT, false);
+		swap_cluster_unlock(si, idx);
+	}
+	atomic_store_explicit(&d->pending, d->nr, memory_order_relaxed);
+	pthread_mutex_unlock(&si->lock);
+}
+
 void swap_discard_run(struct swap_info *si)
 {
+	struct swap_discard *d = si->discard;
+
+	if (d && d->lazy && !d->off)
+		discard_trim(si, SWAP_TRIM_BATCH);
 	discard_run(si, UINT32_MAX);
 }
 

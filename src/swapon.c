@@ -8,14 +8,23 @@
  * neither, one unnamed file in the swap directory; with "swap none", one
  * device without a file, which only gives the compressed pool slots to key
  * its entries by.  A named path is a block device (opened O_EXCL, so that
- * nothing else uses it meanwhile) or a regular file (created 0600 when
- * missing; an existing one must belong to the user and must not be a
- * symbolic link).  A file uswap creates is unlinked as soon as it is open, as the default one is made with O_TMPFILE: nothing
- * is left behind, whatever happens to the process, and each process of a
- * tree makes its own at the same path until they share one runtime.  An
+ * nothing else uses it meanwhile) or a regular file.  Every one is opened
+ * through its directory and checked on descriptors, never on a path
+ * (swap_open.c): no symbolic link, no other type of file ever opened, an
+ * existing regular file the user's and nobody else's to read or write
+ * (the program's memory goes there).  A path that does not exist gets an
+ * unnamed file of ours in its directory, as the default one (swap_file.c):
+ * nothing is left behind, whatever happens to the process, and each
+ * process of a tree makes its own until they share one runtime.  An
  * existing file that another uswap process holds (flock) is replaced, for
  * this process, by an unnamed file in the same directory, so that it lands
- * on the same file system and node.
+ * on the same file system and node.  An existing file is emptied when it
+ * is taken, and by uswap run when PROG has ended (swap_open.c), so that
+ * what the program swapped does not outlive the run.
+ *
+ * Size.  A block device is used whole, or up to size=; a file up to
+ * size= or --swap-size; a file without either grows with the free space
+ * of its file system and shrinks as clusters are freed (swap_file.c).
  *
  * Choosing a device.  swapavail.c keeps one list per NUMA node, as the
  * kernel does: by priority, high first, equal priorities in turn, a device
@@ -44,7 +53,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "crypt.h"
@@ -57,76 +65,45 @@ static int provision(struct swap_info *si, uint32_t cluster)
 	return swap_cluster_provision(si, cluster);
 }
 
-/* The directory part of path, or "." */
-static void dir_of(const char *path, char *dir, size_t len)
+/*
+ * Make si an unnamed file of ours in dir, of size bytes, or, with size 0,
+ * one that grows with the free space of dir's file system and gives freed
+ * clusters back (discard, as with discard set).  0 or -errno (logged).
+ */
+static int own_file(struct swap_info *si, unsigned type, const char *dir,
+		    uint64_t size, bool discard)
 {
-	const char *slash = strrchr(path, '/');
+	bool grow = !size;
+	int dirfd, err;
 
-	if (!slash)
-		snprintf(dir, len, ".");
-	else if (slash == path)
-		snprintf(dir, len, "/");
-	else
-		snprintf(dir, len, "%.*s", (int)(slash - path), path);
-}
-
-/* Open (or create) the file or block device of a spec.  fd or -errno. */
-static int open_spec(struct uswap_runtime *rt, unsigned type,
-		     const struct swap_spec *sp, uint64_t *size, bool *blk)
-{
-	struct swap_info *si = &rt->swap[type];
-	int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW, fd;
-	bool created = false;
-	struct stat st;
-
-	*blk = false;
-	if (lstat(sp->path, &st) == 0) {
-		if (S_ISLNK(st.st_mode)) {
-			uswap_log("swap device %s is a symbolic link: refused", sp->path);
-			return -ELOOP;
-		}
-		if (S_ISBLK(st.st_mode)) {
-			*blk = true;
-			flags |= O_EXCL;
-		} else if (!S_ISREG(st.st_mode)) {
-			uswap_log("swap device %s is neither a file nor a block device",
-				  sp->path);
-			return -EINVAL;
-		} else if (st.st_uid != getuid()) {
-			uswap_log("swap file %s belongs to another user: refused",
-				  sp->path);
-			return -EPERM;
-		}
-	} else if (errno == ENOENT) {
-		flags |= O_CREAT | O_EXCL;
-		created = true;
-	} else {
-		return -errno;
+	if (grow) {
+		dirfd = swap_dir_open(dir, false);
+		if (dirfd < 0)
+			return dirfd;
+		size = swap_share_size(dirfd);
+		close(dirfd);
 	}
-	fd = open(sp->path, flags | O_DIRECT, 0600);
-	si->direct = fd >= 0;
-	if (fd < 0 && errno == EINVAL && !sp->direct)
-		fd = open(sp->path, flags, 0600);
-	if (fd < 0)
-		return -errno;
-	if (created)
-		unlink(sp->path);	/* ours alone, and never left behind */
-	if (*blk) {
-		uint64_t bytes = 0;
-
-		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
-			bytes = 0;
-		*size = *size ? MIN(*size, bytes) : bytes;
-	} else if (!created && flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		close(fd);
-		return -EBUSY;	/* another uswap process holds it */
-	} else if (ftruncate(fd, (off_t)*size) < 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
+	err = swap_info_init(si, type, size);
+	if (err)
+		goto err;
+	err = swap_file_create(si, dir, size);
+	if (err) {
+		swap_info_destroy(si);
+		goto err;
 	}
-	return fd;
+	si->grow_free = grow;
+	if (grow || discard) {
+		err = swap_discard_enable(si);
+		if (err)
+			uswap_log("swap file in %s: cannot give freed space back (%s); going on without",
+				  dir, strerror(-err));
+		else
+			si->discard->lazy = !discard;
+	}
+	return 0;
+err:
+	uswap_log("cannot create a swap file in %s: %s", dir, strerror(-err));
+	return err;
 }
 
 /* Set up device `type` from a spec.  0 or -errno (logged). */
@@ -139,19 +116,28 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	bool blk, direct;
 	int fd, err;
 
-	fd = open_spec(rt, type, sp, &size, &blk);
-	size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
-	if (fd == -EBUSY && !blk) {
-		/* Held by another process of the tree: a file of our own. */
-		dir_of(sp->path, dir, sizeof(dir));
-		err = swap_info_init(si, type, size);
-		if (!err)
-			err = swap_file_create(si, dir, size);
+	fd = swap_spec_open(sp->path, sp->direct, true, false, &blk, &direct);
+	if (fd >= 0 && !blk && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		fd = -EBUSY;	/* another uswap process holds it */
+	}
+	if (fd == -ENOENT || fd == -EBUSY) {
+		/*
+		 * Missing: a file of our own there, unnamed, as the default
+		 * one.  Held by another process of the tree: the same, beside
+		 * it, so that it lands on the same file system and node.
+		 */
+		swap_dir_of(sp->path, dir, sizeof(dir));
+		err = own_file(si, type, dir, size, sp->discard);
 		if (err) {
-			uswap_log("swap file %s is in use and no file can be made beside it: %s",
-				  sp->path, strerror(-err));
+			if (fd == -EBUSY)
+				uswap_log("swap file %s is in use and no file can be made beside it",
+					  sp->path);
 			return err;
 		}
+		if (fd == -ENOENT)
+			snprintf(si->path, sizeof(si->path), "%.240s (deleted)",
+				 sp->path);
 		rt->swap_kind[type] = "file";
 		return 0;
 	}
@@ -160,12 +146,30 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 			  strerror(-fd));
 		return fd;
 	}
+	if (blk) {
+		uint64_t bytes = 0;
+
+		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+			bytes = 0;
+		size = size ? MIN(size, bytes) : bytes;
+	} else {
+		/* Ours now: what an earlier run left in it goes first. */
+		err = swap_file_wipe(fd, false, 0, false);
+		if (err) {
+			uswap_log("swap file %s: cannot empty it: %s", sp->path,
+				  strerror(-err));
+			close(fd);
+			return err;
+		}
+		if (!size)
+			size = swap_share_size(fd);
+	}
+	size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
 	if (size < SWAP_CLUSTER_BYTES) {
 		uswap_log("swap device %s is smaller than one 2 MiB cluster", sp->path);
 		close(fd);
 		return -ENOSPC;
 	}
-	direct = si->direct;	/* swap_info_init clears it */
 	err = swap_info_init(si, type, size);
 	if (err) {
 		close(fd);
@@ -173,12 +177,17 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	}
 	si->fd = fd_install(fd, FD_DEVICE);
 	si->direct = direct;
-	si->provision = blk ? NULL : provision;
-	if (sp->discard) {
+	si->blkdev = blk;
+	si->wipe = true;
+	si->grow_free = !blk && !sp->size && !rt->opt.swap_size;
+	si->provision = provision;
+	if (sp->discard || si->grow_free) {
 		err = swap_discard_enable(si);
 		if (err)
 			uswap_log("swap device %s: discard unavailable (%s); going on without",
 				  sp->path, strerror(-err));
+		else
+			si->discard->lazy = !sp->discard;
 	}
 	_Static_assert(sizeof(si->path) == sizeof(sp->path), "path sizes");
 	memcpy(si->path, sp->path, sizeof(si->path));
@@ -320,20 +329,19 @@ int swapon_all(struct uswap_runtime *rt)
 			size = MIN(size, (uint64_t)SWP_MAX_SLOTS << SWAP_SLOT_SHIFT);
 			size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
 		}
-		err = swap_info_init(&rt->swap[0], 0, size);
-		if (err) {
-			swapoff_all(rt);
-			return err;
-		}
 		if (rt->opt.flags & USWAP_OPT_NO_SWAP_FILE) {
+			err = swap_info_init(&rt->swap[0], 0, size);
+			if (err) {
+				swapoff_all(rt);
+				return err;
+			}
 			snprintf(rt->swap[0].path, sizeof(rt->swap[0].path), "(none)");
 			rt->swap_kind[0] = "virtual";
 		} else {
-			err = swap_file_create(&rt->swap[0], rt->opt.swap_dir, size);
+			/* size 0 (no --swap-size): it grows on demand. */
+			err = own_file(&rt->swap[0], 0, rt->opt.swap_dir, size,
+				       false);
 			if (err) {
-				uswap_log("cannot create a swap file in %s: %s",
-					  rt->opt.swap_dir, strerror(-err));
-				swap_info_destroy(&rt->swap[0]);
 				swapoff_all(rt);
 				return err;
 			}
@@ -432,6 +440,8 @@ void swapoff_all(struct uswap_runtime *rt)
 		csum_free(si);
 		crypt_dev_release(si->crypt);
 		si->crypt = NULL;
+		if (si->wipe && si->fd >= 0)
+			swap_file_wipe(si->fd, si->blkdev, si->file_end, true);
 		swap_file_close(si);
 		swap_info_destroy(si);
 	}
@@ -444,8 +454,11 @@ void swapoff_all(struct uswap_runtime *rt)
 /* Leave the lists: no slot left on dev. */
 static void device_full(struct uswap_runtime *rt, unsigned dev)
 {
-	if (!atomic_exchange(&rt->swap_dev_full[dev], true))
-		swap_avail_full(rt->avail, dev);
+	if (atomic_exchange(&rt->swap_dev_full[dev], true))
+		return;
+	swap_avail_full(rt->avail, dev);
+	if (rt->swap[dev].fd >= 0)
+		swap_file_full(&rt->swap[dev]);
 }
 
 /* --- who holds which slot --- */

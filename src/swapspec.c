@@ -364,35 +364,107 @@ int swaptab_parse_text(const char *name, const char *text,
 	return 0;
 }
 
+/* What kind of file st is, for a message ("a FIFO", ...). */
+static const char *file_kind(const struct stat *st)
+{
+	switch (st->st_mode & S_IFMT) {
+	case S_IFDIR:
+		return "a directory";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFLNK:
+		return "a symbolic link";
+	}
+	return "not a regular file";
+}
+
+/*
+ * Open the uswaptab, checked on its descriptor, never on its path: a
+ * regular file (not a link: O_NOFOLLOW; not a FIFO, which would block the
+ * reader for ever: O_NONBLOCK, then the type), owned by the user or root,
+ * which nobody else may write, of at most SWAPTAB_MAX_BYTES: the table
+ * says which files uswap writes the program's memory to.  fd or -errno,
+ * with the message in err.
+ */
+static int swaptab_open(const char *file, char *err, size_t errlen)
+{
+	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK |
+			  O_NOCTTY;
+	struct stat st;
+	int fd, ret;
+
+	fd = open(file, flags);
+	if (fd < 0) {
+		ret = -errno;
+		if (ret == -ELOOP)
+			err_msg(err, errlen, "%s: is a symbolic link (expected a regular file)",
+				file);
+		else
+			err_msg(err, errlen, "%s: %s", file, strerror(-ret));
+		return ret;
+	}
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		err_msg(err, errlen, "%s: %s", file, strerror(-ret));
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		err_msg(err, errlen, "%s: is %s (expected a regular file)", file,
+			file_kind(&st));
+		goto err_close;
+	}
+	if (st.st_uid != geteuid() && st.st_uid != 0) {
+		ret = -EPERM;
+		err_msg(err, errlen, "%s: belongs to another user (uid %u; expected a file of yours or root's)",
+			file, (unsigned)st.st_uid);
+		goto err_close;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ret = -EPERM;
+		err_msg(err, errlen, "%s: group or others may write it (mode %04o; expected a file only its owner can write: chmod go-w)",
+			file, (unsigned)(st.st_mode & 07777));
+		goto err_close;
+	}
+	if (st.st_size > (off_t)SWAPTAB_MAX_BYTES) {
+		ret = -EFBIG;
+		err_msg(err, errlen, "%s: too large (expected at most %u KiB)",
+			file, SWAPTAB_MAX_BYTES >> 10);
+		goto err_close;
+	}
+	return fd;
+
+err_close:
+	close(fd);
+	return ret;
+}
+
 int swaptab_parse_file(const char *file, struct swap_spec *out, unsigned max,
 		       unsigned *n, char *err, size_t errlen)
 {
 	const size_t cap = SWAPTAB_MAX_BYTES + 1;
-	struct stat st;
 	ssize_t len;
 	char *buf;
 	int fd, ret;
 
 	if (!file)
 		return -EINVAL;
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		err_msg(err, errlen, "%s: %s", file, strerror(-ret));
-		return ret;
-	}
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		err_msg(err, errlen, "%s: is a directory (expected a uswaptab file)",
-			file);
-		ret = -EISDIR;
-		goto err_close;
-	}
+	fd = swaptab_open(file, err, errlen);
+	if (fd < 0)
+		return fd;
 	buf = prim_alloc(cap + 1);
 	if (!buf) {
 		err_msg(err, errlen, "%s: out of memory", file);
 		ret = -ENOMEM;
 		goto err_close;
 	}
+	/* A regular file: O_NONBLOCK changes nothing for its reads. */
 	len = swapdev_read_all(fd, buf, cap);
 	if (len < 0) {
 		ret = (int)len;

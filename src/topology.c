@@ -48,15 +48,22 @@ const char *sysfs_root(void)
 
 /*
  * Read a small sysfs file into buf, NUL-terminated, trailing whitespace
- * dropped.  0 or -errno.
+ * dropped.  Only a regular file (sysfs attributes are): opened without
+ * waiting (O_NONBLOCK) and checked on the descriptor, so that a FIFO
+ * under a test's root cannot block the runtime's start.  0 or -errno.
  */
 int sysfs_read_text(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
 	ssize_t n;
 
 	if (fd < 0)
 		return -errno;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
 	n = swapdev_read_all(fd, buf, len - 1);
 	close(fd);
 	if (n < 0)

@@ -75,7 +75,7 @@ echo "created files are removed, existing ones kept"
 [ ! -e "$tmp/a" ] && [ ! -e "$tmp/b" ] || { echo "swap files left behind"; ls -l "$tmp"; exit 1; }
 ( "$B/uswap" run --max 32M --swap "$tmp/c" -- sh -c "$B/tests/e2e/stress --mmap --size 64M --ops 500 >/dev/null; kill -9 \$\$" ) 2>/dev/null
 [ ! -e "$tmp/c" ] || { echo "a swap file was left behind after kill -9"; exit 1; }
-: >"$tmp/keep"
+(umask 077; : >"$tmp/keep")
 run 'out[0] > 0' --max 32M --swap "$tmp/keep" -- --size 64M --threads 1 --ops 1000
 [ -e "$tmp/keep" ] || { echo "an existing swap file was removed"; exit 1; }
 echo "a symbolic link is refused"

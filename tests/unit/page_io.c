@@ -20,6 +20,8 @@
  *    a context's own cluster is parked only when released; a failing
  *    discard leaves the cluster provisioned; EOPNOTSUPP turns parking off;
  *    an allocation discards only a few of many parked clusters;
+ *  - lazy discard (the file that grows): freed clusters are reused as they
+ *    are, and swap_discard_run() punches the free ones that hold space;
  *  - two threads allocating, writing, verifying and freeing while a third
  *    runs the discard queue: no write is ever destroyed by a discard.
  *
@@ -628,6 +630,73 @@ static void test_discard(void)
 }
 
 /*
+ * A lazy discard (the swap file that grows with the free space): a freed
+ * cluster goes back to FREE still holding its space and is reused
+ * without a punch; swap_discard_run() (an idle reclaimer) punches the
+ * free ones, and the used ones keep their data.
+ */
+static void test_discard_lazy(void)
+{
+	struct swap_io *io = io_new(16, false);
+	char *buf = xalloc(SWAP_CLUSTER_BYTES);
+	struct swap_alloc_ctx ctx;
+	struct swap_info si;
+	uint32_t c[3], k, again;
+	uint64_t before;
+	int err;
+
+	if (!can_punch()) {
+		swap_io_destroy(io);
+		free(buf);
+		return;
+	}
+	dev_open(&si, 16u << 20);
+	if ((err = swap_discard_enable(&si)))
+		t_fail("swap_discard_enable: %d", err);
+	si.discard->lazy = true;
+	swap_alloc_ctx_init(&ctx);
+	for (k = 0; k < 3; k++)
+		c[k] = fill_cluster(&si, &ctx, io, buf, 400 + k);
+	if (si.nr_provisioned != 3)
+		t_fail("%u clusters provisioned, expected 3", si.nr_provisioned);
+
+	/* Freed: on FREE at once, provisioned, reused first, no punch. */
+	swap_slot_free(&si, c[0] << SWAP_CLUSTER_SHIFT, SWAP_CLUSTER_SLOTS);
+	if (si.clusters[c[0]].list != CLUSTER_FREE ||
+	    !si.clusters[c[0]].provisioned || si.discard->nr ||
+	    data_in_cluster(si.fd, c[0]) != SWAP_CLUSTER_BYTES)
+		t_fail("a lazily freed cluster was parked or punched");
+	again = fill_cluster(&si, &ctx, io, buf, 500);
+	if (again != c[0] || swap_discard_count(&si) || si.nr_provisioned != 3)
+		t_fail("the freed cluster was not reused as it was (got %u)", again);
+	if (swap_info_validate(&si))
+		t_fail("slot map invalid");
+
+	/* Idle: every free cluster that holds space is punched. */
+	swap_slot_free(&si, c[0] << SWAP_CLUSTER_SHIFT, SWAP_CLUSTER_SLOTS);
+	swap_slot_free(&si, c[1] << SWAP_CLUSTER_SHIFT, SWAP_CLUSTER_SLOTS);
+	swap_alloc_ctx_release(&si, &ctx);
+	before = blocks_of(si.fd);
+	swap_discard_run(&si);
+	if (swap_discard_count(&si) != 2 || si.nr_provisioned != 1 ||
+	    data_in_cluster(si.fd, c[0]) || data_in_cluster(si.fd, c[1]))
+		t_fail("idle trim: %" PRIu64 " discards, %u provisioned",
+		       swap_discard_count(&si), si.nr_provisioned);
+	if (before - blocks_of(si.fd) < 2ull * SWAP_CLUSTER_BYTES)
+		t_fail("st_blocks did not fall by two clusters");
+	verify_cluster(&si, io, c[2], buf, 402);
+	swap_discard_run(&si);
+	if (swap_discard_count(&si) != 2)
+		t_fail("a second idle trim discarded again");
+	if (swap_info_validate(&si))
+		t_fail("slot map invalid after the trim");
+	swap_slot_free(&si, c[2] << SWAP_CLUSTER_SHIFT, SWAP_CLUSTER_SLOTS);
+	dev_close(&si);
+	swap_io_destroy(io);
+	free(buf);
+}
+
+/*
  * An allocation discards a few parked clusters, not all of them: a large
  * free does not stall it; the rest waits for swap_discard_run().
  */
@@ -835,6 +904,7 @@ int main(int argc, char **argv)
 	test_round_trips();
 	test_errors();
 	test_discard();
+	test_discard_lazy();
 	test_discard_batch();
 	test_discard_race();
 
