@@ -8,6 +8,7 @@
 #   make CC=clang   build with clang
 #   make fuzz       build the libFuzzer targets (tests/fuzz) into build/fuzz
 #   make docs       write the option list of docs/uswap.1 from the option table
+#   make lint       the docs and comments name what exists; options documented
 #   make bench      run the benchmarks against the kernel's swap and write
 #                   docs/benchmarks.md (needs root; 35-50 minutes)
 #   make numa-check run the NUMA tests in a qemu virtual machine (needs root)
@@ -60,7 +61,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 TARGETS := $(B)/libuswap.a $(B)/libuswap.so $(B)/libuswap_preload.so $(B)/uswap \
 	$(UNIT_BINS) $(E2E_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(SOAK_BINS)
 
-.PHONY: all deps demo check asan tsan bench fuzz clean format numa-check print-ldlibs docs
+.PHONY: all deps demo check lint asan tsan bench fuzz clean format numa-check print-ldlibs docs
 all: $(TARGETS)
 
 # Flavour words: "make asan check" builds and tests the asan flavour.
@@ -128,8 +129,17 @@ docs: $(B)/uswap
 	scripts/man-options $(B)/uswap docs/uswap.1
 
 demo: deps all
-	$(B)/uswap run --max 64M --zswap lz4 --verbose --stats $(B)/demo-stats.json -- $(B)/bench/usemem --size 256M --verify
-	@echo; echo "counters ($(B)/demo-stats.json):"; cat $(B)/demo-stats.json; echo
+	@echo "uswap run --max 64M --zswap lz4 -- usemem --size 256M --verify: 256 MiB written and checked under a 64 MiB budget"
+	@$(B)/uswap run --max 64M --zswap lz4 --stats $(B)/demo-stats.json -- $(B)/bench/usemem --size 256M --verify >$(B)/demo.out
+	@awk '{ for (i = 1; i <= NF; i++) { split($$i, kv, "="); f[kv[1]] = kv[2] } } \
+		END { printf "  usemem      %d MiB in %s s (%s MB/s), %s\n", f["bytes"] / 1048576, \
+		f["secs"], f["mbps"], f["verified"] == 1 ? "every byte read back as written" : "VERIFY FAILED" }' $(B)/demo.out
+	@scripts/summary $(B)/demo-stats.json
+	@echo "  (every counter: $(B)/demo-stats.json)"
+
+# The docs and comments name what exists; every option is documented.
+lint: deps $(B)/uswap
+	scripts/lint $(B)
 
 check: deps all
 	@tests/run $(B)
