@@ -7,8 +7,10 @@
  * mremap and madvise, so that every anonymous private mapping of at least
  * --min-region bytes is managed, and (malloc.c) the malloc family, so that
  * large allocations are managed too; pthread_create, so that each new
- * thread tells where it runs (uswap_thread_started).  Only those symbols
- * are exported (preload.map).
+ * thread tells where it runs (uswap_thread_started); and (protect.c)
+ * mprotect, the mlock family and io_uring buffer registration, so that
+ * uswap knows which managed memory it may evict and how to read it.
+ * Only those symbols are exported (preload.map).
  *
  * After fork the runtime carries on in the child, sharing its parent's
  * slots and budget (runtime.c); a child that could not keep it has its
@@ -167,6 +169,19 @@ static struct uswap_runtime *runtime(void)
 	preload_uswap_leave();
 	pthread_mutex_unlock(&init_lock);
 	return disabled ? NULL : rt;
+}
+
+/*
+ * The runtime of this process if it has one, never making one (the
+ * interposers of protect.c: what was mapped before a runtime existed is
+ * not managed anyway).
+ */
+struct uswap_runtime *preload_runtime_now(void);
+struct uswap_runtime *preload_runtime_now(void)
+{
+	if (rt && __atomic_load_n(&rt_pid, __ATOMIC_ACQUIRE) == getpid())
+		return rt;
+	return NULL;
 }
 
 /* The runtime for malloc.c (hidden: the version script exports it not). */

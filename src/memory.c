@@ -315,7 +315,8 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 			continue;
 		}
 		atomic_store(&g->flags, (gl & F_WORKINGSET) | FOLIO_RESIDENT |
-					clean);
+					clean | (folio_unevictable(rt, a, len) ?
+						 F_UNEVICTABLE : 0));
 		pthread_mutex_lock(&r->lru_lock);
 		lru_add(r, i + 1 + k, false);
 		pthread_mutex_unlock(&r->lru_lock);
@@ -451,6 +452,8 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 		count_event(rt, USWAP_ZERO_FILL, 1);
 	}
 	fl = (fl & F_WORKINGSET) | FOLIO_RESIDENT | (keep_clean ? F_CLEAN : 0);
+	if (folio_unevictable(rt, addr, len))
+		fl |= F_UNEVICTABLE;	/* locked or pinned: no list */
 	atomic_store(&f->flags, fl);
 	pthread_mutex_lock(&r->lru_lock);
 	lru_add(r, i, active);
@@ -458,7 +461,8 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	return 0;
 }
 
-static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write)
+static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write,
+			  int tid)
 {
 	struct uswap_runtime *rt = ft->rt;
 	struct region *r;
@@ -485,6 +489,24 @@ static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write)
 		switch (folio_state(fl)) {
 		case FOLIO_RESIDENT:
 		case FOLIO_EVICTING:
+			if ((fl & F_MOVED) &&
+			    tid != atomic_load(&rt->reclaim_tid)) {
+				/*
+				 * Its pages are in the reclaimer's staging area,
+				 * not gone: never zeros here.  The reclaimer
+				 * wakes us once it is evicted, or moved back.
+				 * (The reclaimer itself, reading a page it left
+				 * in place, finds one the program dropped since:
+				 * that one is a hole, as below.)
+				 */
+				if (!atomic_compare_exchange_strong(&f->flags, &fl,
+								    fl | F_WAITERS)) {
+					pthread_rwlock_unlock(&rt->op_lock);
+					continue;
+				}
+				pthread_rwlock_unlock(&rt->op_lock);
+				return;
+			}
 			fault_repair(rt, addr);
 			pthread_rwlock_unlock(&rt->op_lock);
 			return;
@@ -585,7 +607,14 @@ again:
 	for (;;) {
 		unsigned s = folio_state(fl);
 
-		if (s == FOLIO_ZAPPING) {
+		if (s == FOLIO_ZAPPING ||
+		    (s == FOLIO_EVICTING && (fl & F_MOVED))) {
+			/*
+			 * Being dropped, or its pages moved out (this fault
+			 * was raised before the move): no abort, the page is
+			 * not here to unprotect.  The reclaimer wakes us when
+			 * it is done, and the write faults again.
+			 */
 			if (atomic_compare_exchange_weak(&f->flags, &fl,
 							 fl | F_WAITERS))
 				break;
@@ -665,7 +694,9 @@ static void handle_msg(struct fault_thread *ft, const struct uffd_msg *msg)
 	if (flags & UFFD_PAGEFAULT_FLAG_WP)
 		fault_wp(ft, addr);
 	else
-		fault_missing(ft, addr, flags & UFFD_PAGEFAULT_FLAG_WRITE);
+		fault_missing(ft, addr, flags & UFFD_PAGEFAULT_FLAG_WRITE,
+			      ft->rt->features & UFFD_FEATURE_THREAD_ID ?
+			      (int)msg->arg.pagefault.feat.ptid : 0);
 	count_event(ft->rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
 	fault_done(ft->rt, t0);
 	if (ft->rt->features & UFFD_FEATURE_THREAD_ID)

@@ -3,17 +3,18 @@
  * pageout.c - storing the reclaimer's victims (step 2 of the eviction
  * protocol in vmscan.c; the kernel's pageout() and swap_writepage()).
  *
- * A batch of victims (about a cluster's worth, already write-protected
- * and EVICTING) is stored in three moves:
+ * A batch of victims (about a cluster's worth, EVICTING, their contents
+ * captured: moved into the reclaimer's staging area, copied there, or
+ * write-protected in place) is stored in three moves:
  *
  *   1. slots: each dirty victim gets 2^order contiguous slots on the
  *      device its memory's node prefers (swapon.c), or one per page when
  *      no device has such a run;
  *   2. the compressed pool, if there is one, takes what it will, the
  *      victims compressed in parallel by its threads (zswap.c);
- *   3. the rest goes to the devices straight from the program's pages
- *      (from a copy, for pages shared by fork: bounce_page()): runs of
- *      consecutive slots, across victims, each run one request, the
+ *   3. the rest goes to the devices straight from where the contents are
+ *      (victim.src: the staging area, or the program's pages in place):
+ *      runs of consecutive slots, across victims, each run one request, the
  *      whole batch submitted at once (page_io.c).  The crc32c of every
  *      slot written is computed while the writes are in flight and kept
  *      once they completed (swap_io.h).
@@ -60,8 +61,9 @@ static void victim_nodes(struct reclaimer *rc, unsigned nv)
  * Give each dirty victim slots: 2^order contiguous ones on one device, or
  * one per page when no device has such a run (swapon.c).  Returns -ENOSPC
  * when some victim found no room (it keeps ents NULL and stays resident).
+ * Before the victims are captured: one without room is left alone.
  */
-static int alloc_victim_slots(struct reclaimer *rc, unsigned nv)
+int alloc_victims(struct reclaimer *rc, unsigned nv)
 {
 	unsigned k, used = 0;
 	int nospace = 0;
@@ -72,7 +74,7 @@ static int alloc_victim_slots(struct reclaimer *rc, unsigned nv)
 
 		v->pooled = 0;
 		v->ents = NULL;
-		if (v->clean)
+		if (v->clean || v->skip)
 			continue;
 		if (swap_alloc_folio(rc->rt, &rc->pick, rc->nodes[k],
 				     v->nr_pages, &rc->ents[used]) < 0) {
@@ -113,14 +115,14 @@ static void pool_victims(struct reclaimer *rc, unsigned nv)
 			continue;
 		if (victim_contiguous(v)) {
 			rc->jobs[nj++] = (struct zswap_job){
-				.src = (const void *)v->addr,
+				.src = (const void *)v->src,
 				.slot = v->ents[0], .nr = v->nr_pages,
 			};
 			continue;
 		}
 		for (p = 0; p < v->nr_pages; p++)
 			rc->jobs[nj++] = (struct zswap_job){
-				.src = (const void *)(v->addr + ((uintptr_t)p << PAGE_SHIFT)),
+				.src = (const void *)(v->src + ((uintptr_t)p << PAGE_SHIFT)),
 				.slot = v->ents[p], .nr = 1,
 			};
 	}
@@ -163,24 +165,6 @@ static bool page_needs_write(struct reclaimer *rc, const struct victim *v,
 }
 
 /*
- * A copy of the page at addr, shared by fork, for the device to be written
- * from.  Written straight from the region, the page would be pinned for
- * the I/O, and the kernel gives a process that pins a page it shares by
- * fork a copy of its own first (the copy-on-write "unshare" of read-only
- * pins): a copy per evicted page, and the sharers could no longer tell,
- * when they zap, whether the other still maps it (vmscan.c).
- */
-static uintptr_t bounce_page(struct reclaimer *rc, uintptr_t addr)
-{
-	char *copy = rc->bounce + ((size_t)rc->bounced++ << PAGE_SHIFT);
-
-	program_memory_read_begin();
-	memcpy(copy, (const void *)addr, PAGE_SIZE);
-	program_memory_read_end();
-	return (uintptr_t)copy;
-}
-
-/*
  * Add one run to the batch: pages of victims [k, ...) whose slots follow
  * each other on one device, from victim k page *p on.  Page addresses that
  * follow each other share an iovec.  Advances (*k, *p) past the run.
@@ -207,9 +191,7 @@ static void add_run(struct reclaimer *rc, unsigned nv, unsigned *kp,
 		}
 		if (!page_needs_write(rc, v, p) || v->ents[p] != next)
 			break;
-		addr = v->addr + ((uintptr_t)p << PAGE_SHIFT);
-		if (v->fl & F_SHARED)
-			addr = bounce_page(rc, addr);
+		addr = v->src + ((uintptr_t)p << PAGE_SHIFT);
 		if (niov && addr == addr_next) {
 			iov[niov - 1].iov_len += PAGE_SIZE;
 		} else {
@@ -238,8 +220,9 @@ static void add_run(struct reclaimer *rc, unsigned nv, unsigned *kp,
 /*
  * While the runs are in flight: the checksum of every page written, in
  * rc->crc.  The pages cannot change until the victims are zapped (they are
- * write-protected; a write aborts the eviction, and the slots are dropped
- * with whatever was computed for them).
+ * moved or copied out of the program's reach, or write-protected: a write
+ * aborts the eviction, and the slots are dropped with whatever was
+ * computed for them).
  */
 static void checksum_runs(void *arg)
 {
@@ -300,11 +283,12 @@ static int submit_runs(struct reclaimer *rc)
 }
 
 /*
- * Store each dirty victim: slots first, then the pool takes what it will,
- * then the rest is written to the devices straight from the region, run by
- * run of consecutive slots (across victims), every run in one batch.  A
- * victim without room or with a failed write loses its slots (ents NULL)
- * and stays resident.  Returns -ENOSPC when some victim found no room.
+ * Store each dirty victim that has slots (alloc_victims()): the pool takes
+ * what it will, then the rest is written to the devices from where its
+ * contents were captured, run by run of consecutive slots (across
+ * victims), every run in one batch.  A victim whose write failed loses its
+ * slots (ents NULL) and stays resident.  Returns -ENOSPC when a device
+ * had no room.
  */
 int write_victims(struct reclaimer *rc, unsigned nv)
 {
@@ -312,13 +296,11 @@ int write_victims(struct reclaimer *rc, unsigned nv)
 	bool device = rt->swap[0].fd >= 0;
 	unsigned k, niov = 0;
 	uint32_t p;
-	int nospace;
+	int nospace = 0;
 
-	nospace = alloc_victim_slots(rc, nv);
 	if (rt->zswap && rc->zc)
 		pool_victims(rc, nv);
 	rc->nr_reqs = 0;
-	rc->bounced = 0;
 	k = 0;
 	p = 0;
 	while (k < nv) {

@@ -307,6 +307,7 @@ static int child_restart(struct uswap_runtime *rt)
 	err = fork_share_child(rt);
 	if (err)
 		return err;
+	mlock_fork_child(rt);
 	close(rt->wake_pipe[0]);
 	close(rt->wake_pipe[1]);
 	if (pipe2(rt->wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
@@ -578,7 +579,7 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	fsize = (size_t)1 << rt->folio_shift;
 
 	err = prim_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_POISON |
-			     UFFD_FEATURE_THREAD_ID,
+			     UFFD_FEATURE_THREAD_ID | PRIM_UFFD_FEATURE_MOVE,
 			     rt->opt.uffd_features_off, &rt->features, &rt->uffd);
 	if (err)
 		goto err_free;
@@ -709,6 +710,7 @@ EXPORT void uswap_runtime_destroy(struct uswap_runtime *rt)
 	swapoff_all(rt);
 	memcg_destroy(rt);
 	region_table_destroy(rt);
+	mlock_destroy(rt);
 	pthread_rwlock_destroy(&rt->op_lock);
 	prim_free(rt, sizeof(*rt));
 	pthread_mutex_lock(&runtimes_lock);

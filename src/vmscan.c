@@ -19,24 +19,54 @@
  * set when arming is also what the eviction protocol needs, so arming
  * costs no extra system call per evicted folio.
  *
- * The eviction protocol (DESIGN.md, invariant 1):
+ * The eviction protocol (DESIGN.md, invariants 1 and 6):
  *   1. under op_lock (read) and the LRU lock, a victim goes RESIDENT ->
  *      EVICTING; it is write-protected already (armed, or clean);
- *   2. without locks, its pages are written to new slots straight from the
- *      region (a clean folio's slots already hold it);
- *   3. under op_lock (read), EVICTING -> ZAPPING by compare-and-swap: a
- *      write that came in meanwhile has turned the folio back to RESIDENT
- *      (fault_wp() in memory.c) and the swap copy is dropped instead;
- *   4. the pages of all ZAPPING victims go in one process_madvise call;
- *   5. ZAPPING -> SWAPPED; threads that faulted meanwhile are woken.
- * A write can only land before step 1's write-protect, or abort the
- * eviction: no write is ever lost.
+ *   2. without locks, its contents are captured (capture_victims()):
+ *      a. moved: F_MOVED is set by compare-and-swap (unless a write
+ *         aborted the eviction already), then UFFDIO_MOVE takes its pages
+ *         out of the program's address space into the reclaimer's staging
+ *         area, atomically page by page.  The kernel refuses a page
+ *         pinned for I/O (EBUSY): such a folio stays resident (evict_busy)
+ *         and goes to the active list, not to be tried again at once.
+ *         Once moved, nothing the program does reaches the pages: a
+ *         fault on the folio waits for step 4 (F_WAITERS);
+ *      b. in place, when it cannot move: a page still shared with
+ *         another process (fork), a folio not read-write or under a key,
+ *         a kernel without UFFDIO_MOVE.  The folio stays write-protected
+ *         where it is, and is read there, or copied through
+ *         /proc/self/mem (which reads a PROT_NONE page without touching
+ *         it) when it is not plainly read-write or was refused a move.
+ *         No page of it can be pinned for writing meanwhile: a pin for
+ *         writing takes a write fault first, which aborts the eviction
+ *         (fault_wp() in memory.c), and a page shared by fork, or not
+ *         writable, can be pinned for writing no other way;
+ *   3. without locks, the captured contents are written to new slots
+ *      (pageout.c; a clean folio's slots already hold it);
+ *   4. under op_lock (read), a moved victim goes EVICTING -> SWAPPED, or,
+ *      when its store failed or a fault waits on it, its pages are moved
+ *      back and it is RESIDENT again (a folio used while it was being
+ *      evicted would only come back at once).  One left in place goes
+ *      EVICTING -> ZAPPING by compare-and-swap: a write that came in
+ *      meanwhile has turned it back to RESIDENT (fault_wp()) and the swap
+ *      copy is dropped instead;
+ *   5. the pages of all ZAPPING victims go in one process_madvise call,
+ *      and the staging area is emptied; a victim whose pages the kernel
+ *      refused to drop (a range locked behind uswap's back) is RESIDENT
+ *      again, its new slots freed (unevictable_pgs_culled);
+ *   6. ZAPPING -> SWAPPED; threads that faulted meanwhile are woken.
+ * A write can only land before step 1's write-protect or step 2's move,
+ * abort the eviction, or wait for it: no write is ever lost.  A page
+ * pinned for I/O never leaves: the kernel keeps writing into it, and the
+ * program reads what the kernel wrote.
  *
  * A tier that fails (DESIGN.md, invariant 4): a victim that finds no slot,
  * or whose write fails, keeps its folio resident (putback); a device whose
  * writes fail leaves the lists for good, one without room (ENOSPC) until
- * slots are freed; both are counted and logged once.  Step 2 is
+ * slots are freed; both are counted and logged once.  Step 3 is
  * pageout.c's.
+ *
+ * Locked and pinned folios (mlock.c) are not on the LRU at all.
  *
  * Before step 2, a victim whose node demotes to a slower node with room
  * moves there instead (demote.c) and is resident again; reclaim of a
@@ -44,6 +74,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +115,8 @@ void lru_add(struct region *r, uint32_t i, bool active)
 	struct lru_list *l = &r->lru[id];
 
 	assert(!(atomic_load(&f->flags) & F_LRU));
+	if (atomic_load(&f->flags) & F_UNEVICTABLE)
+		return;		/* locked or pinned: on no list (mlock.c) */
 	active = id == LRU_ACTIVE;
 	f->prev = FOLIO_NIL;
 	f->next = l->head;
@@ -210,6 +243,7 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		struct folio *f = &r->folios[i];
 		uint32_t fl = atomic_load(&f->flags), nr, page;
 		struct victim *v;
+		unsigned vmflags;
 		uintptr_t addr;
 		size_t len;
 
@@ -224,6 +258,23 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		}
 		if (fl & F_REFERENCED) {
 			folio_referenced(rt, r, i, nr);
+			continue;
+		}
+		if (fl & F_BUSY) {
+			/*
+			 * Pinned the last time it was tried: one more trip
+			 * round the lists first, so that a long-pinned folio
+			 * is not moved and refused at every scan.
+			 */
+			atomic_fetch_and(&f->flags, ~F_BUSY);
+			lru_move(r, i, true);
+			continue;
+		}
+		vmflags = vma_flags(&rt->vmas, addr, addr + len);
+		if (vmflags & (VMA_LOCKED | VMA_PINNED)) {
+			/* Locked since it was listed: off the lists. */
+			lru_del(r, i);
+			atomic_fetch_or(&f->flags, F_UNEVICTABLE);
 			continue;
 		}
 		if (!(fl & (F_ARMED | F_CLEAN))) {
@@ -251,9 +302,17 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		v->nr_pages = nr;
 		v->page = page;
 		v->addr = addr;
+		v->src = addr;
+		v->inplace = 0;
+		v->zap_n = 0;
 		v->clean = fl & F_CLEAN;
 		v->fl = fl;
+		v->vmflags = vmflags;
+		v->how = CAPTURE_IN_PLACE;
+		v->skip = false;
+		v->busy = false;
 		v->written = false;
+		v->excl = 0;
 		pages += nr;
 	}
 	pthread_mutex_unlock(&r->lru_lock);
@@ -323,24 +382,624 @@ static void putback(struct uswap_runtime *rt, struct victim *v)
 	(void)rt;
 }
 
+/* ---- step 2: capture ---- */
+
+#define PM_PRESENT	(1ull << 63)
+#define PM_EXCLUSIVE	(1ull << 56)	/* mapped by this process only */
+#define PM_MINE		(PM_PRESENT | PM_EXCLUSIVE)
+
+static uintptr_t staging_page(const struct reclaimer *rc, unsigned k)
+{
+	return (uintptr_t)rc->staging + ((uintptr_t)k << PAGE_SHIFT);
+}
+
 /*
- * Steps 3-5 of the protocol for the victims that were stored: EVICTING ->
- * ZAPPING, drop their pages in one call, ZAPPING -> SWAPPED.  Caller holds
- * op_lock for reading.  Returns the pages reclaimed.
+ * Clear F_MOVED (v's pages are back, or never left): a fault that waited
+ * on it meanwhile is woken, to find them.
+ */
+static void unmark_moved(struct uswap_runtime *rt, struct victim *v)
+{
+	struct folio *f = &v->r->folios[v->folio];
+	uint32_t fl = atomic_fetch_and(&f->flags, ~(F_MOVED | F_WAITERS));
+
+	if (fl & F_WAITERS)
+		prim_uffd_wake(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT);
+}
+
+/*
+ * Pagemap entries of n pages from addr into pm.  false: unknown (no
+ * pagemap).
+ */
+static bool read_pagemap(struct reclaimer *rc, uintptr_t addr, uint32_t n,
+			 uint64_t *pm)
+{
+	int fd = rc->rt->pagemap_fd;
+	size_t len = n * sizeof(*pm);
+
+	return fd >= 0 && prim_pread(fd, pm, len, (off_t)((addr >> PAGE_SHIFT) *
+					 sizeof(*pm))) == (ssize_t)len;
+}
+
+/*
+ * How many of the n pages from `from` moved to `to`, counted from the
+ * first, whatever the move said: the kernel's UFFDIO_MOVE can move pages
+ * in a retry of its own and not count them (it then fails with EEXIST on
+ * the first of them).  A page gone from `from` and present at `to` moved.
+ */
+static uint32_t moved_really(struct reclaimer *rc, uintptr_t to,
+			     uintptr_t from, uint32_t n)
+{
+	uint32_t k;
+
+	if (!read_pagemap(rc, from, n, rc->pm) ||
+	    !read_pagemap(rc, to, n, rc->pm_to))
+		return 0;
+	for (k = 0; k < n; k++)
+		if ((rc->pm[k] & PM_PRESENT) || !(rc->pm_to[k] & PM_PRESENT))
+			break;
+	return k;
+}
+
+/*
+ * Move n pages from src to dst, all of them: 0, or the -errno of the page
+ * that stopped it, *moved the bytes that did move (checked against
+ * pagemap, see moved_really()).  Never with ALLOW_SRC_HOLES: the kernel's
+ * retry that miscounts can then spin over a hole for ever.
+ */
+static int move_pages_checked(struct reclaimer *rc, uintptr_t dst,
+			      uintptr_t src, uint32_t n, size_t *moved)
+{
+	size_t done = 0, got;
+	int err = 0;
+
+	while (done < ((size_t)n << PAGE_SHIFT)) {
+		uint32_t more;
+
+		err = prim_uffd_move(rc->rt->uffd, dst + done, src + done,
+				     ((size_t)n << PAGE_SHIFT) - done, false, &got);
+		done += got;
+		if (!err)
+			break;
+		more = moved_really(rc, dst + done, src + done,
+				    n - (uint32_t)(done >> PAGE_SHIFT));
+		if (!more)
+			break;
+		done += (size_t)more << PAGE_SHIFT;
+		err = 0;
+	}
+	*moved = done;
+	return err;
+}
+
+/*
+ * Move v's pages that are in the staging area (STAGE_MOVED) back where
+ * they were, run by run.  Nothing can have been mapped there meanwhile
+ * (every change of the region waits for v, and a fault on it waits too);
+ * should the move fail anyway (the program changed the mapping with a
+ * raw system call), what can be is copied back, and that is logged.
+ * Caller owns v (EVICTING, F_MOVED).
+ */
+static void move_back(struct reclaimer *rc, struct victim *v, unsigned first)
+{
+	struct uswap_runtime *rt = rc->rt;
+	uint32_t p = 0, run;
+
+	while (p < v->nr_pages) {
+		uintptr_t src = staging_page(rc, first + p);
+		uintptr_t dst = v->addr + ((uintptr_t)p << PAGE_SHIFT);
+		size_t moved = 0;
+		int err;
+
+		if (rc->stage[first + p] != STAGE_MOVED) {
+			p++;
+			continue;
+		}
+		for (run = 1; p + run < v->nr_pages &&
+		     rc->stage[first + p + run] == STAGE_MOVED; run++)
+			;
+		err = move_pages_checked(rc, dst, src, run, &moved);
+		if (err) {
+			uswap_log_once(&rt->logged_move,
+				       "moving pages back to %p failed (%s): they are copied back",
+				       (void *)(dst + moved), strerror(-err));
+			prim_uffd_copy(rt->uffd, dst + moved, (void *)(src + moved),
+				       ((size_t)run << PAGE_SHIFT) - moved, false,
+				       NULL);
+		}
+		memset(&rc->stage[first + p], STAGE_EMPTY, run);
+		p += run;
+	}
+}
+
+/* Drop n pages of the staging area from page k: copies made for nothing. */
+static void staging_zap(struct reclaimer *rc, unsigned k, unsigned n)
+{
+	struct iovec iov = {
+		.iov_base = (void *)staging_page(rc, k),
+		.iov_len = (size_t)n << PAGE_SHIFT,
+	};
+
+	prim_zap_ranges(&iov, 1);
+	memset(&rc->stage[k], STAGE_EMPTY, n);
+}
+
+/* Pagemap entries of v's pages [k, nr) into rc->pm + k.  false: unknown. */
+static bool victim_pagemap(struct reclaimer *rc, struct victim *v, uint32_t k)
+{
+	return read_pagemap(rc, v->addr + ((uintptr_t)k << PAGE_SHIFT),
+			    v->nr_pages - k, rc->pm + k);
+}
+
+enum refused { REFUSED_AGAIN, REFUSED_SHARED, REFUSED_PINNED };
+
+/*
+ * The kernel would not move page k of v (EBUSY): the page is pinned, or
+ * not this process's alone.  One another process maps too (a fork's) is
+ * not pinned: the kernel copies a page pinned at fork for the child, and
+ * gives a process that pins a shared page a copy of its own first.  It is
+ * left in place, write-protected (REFUSED_SHARED).  One this process maps
+ * alone that a fork left marked shared (its sharer has gone since) is made
+ * its own by a read-only pin, as the kernel would on the next write: the
+ * rest of v, once (REFUSED_AGAIN).  Otherwise it is pinned.  *shared gets
+ * how many shared pages follow from k.
+ */
+static enum refused move_refused(struct reclaimer *rc, struct victim *v,
+				 uint32_t k, uint32_t *unshared, uint32_t *shared)
+{
+	uint32_t p, run;
+
+	if (!victim_pagemap(rc, v, k))
+		return REFUSED_PINNED;	/* cannot tell: the safe side */
+	if ((rc->pm[k] & PM_MINE) == PM_PRESENT) {
+		/* With the shared pages that follow it. */
+		for (*shared = 1; k + *shared < v->nr_pages &&
+		     (rc->pm[k + *shared] & PM_MINE) == PM_PRESENT; (*shared)++)
+			;
+		return REFUSED_SHARED;
+	}
+	if (k < *unshared)
+		return REFUSED_PINNED;	/* made its own already */
+	for (p = k; p < v->nr_pages; p += run) {
+		run = 1;
+		if ((rc->pm[p] & PM_MINE) != PM_MINE)
+			continue;
+		while (p + run < v->nr_pages &&
+		       (rc->pm[p + run] & PM_MINE) == PM_MINE)
+			run++;
+		prim_read_pinned(rc->scratch, v->addr + ((uintptr_t)p << PAGE_SHIFT),
+				 (size_t)run << PAGE_SHIFT);
+	}
+	*unshared = v->nr_pages;
+	return REFUSED_AGAIN;
+}
+
+/*
+ * Copy pages [p, p + n) of v into the staging area through /proc/self/mem:
+ * they stay where they are, write-protected, and are read without being
+ * touched (one may be PROT_NONE, or under a key).  0 or -errno.
+ */
+static int copy_pages(struct reclaimer *rc, struct victim *v, unsigned first,
+		      uint32_t p, uint32_t n)
+{
+	size_t len = (size_t)n << PAGE_SHIFT;
+	ssize_t got;
+
+	if (rc->mem_fd < 0)
+		return -EBADF;
+	got = prim_pread(rc->mem_fd, (void *)staging_page(rc, first + p), len,
+			 (off_t)(v->addr + ((uintptr_t)p << PAGE_SHIFT)));
+	if (got != (ssize_t)len)
+		return got < 0 ? (int)got : -EIO;
+	memset(&rc->stage[first + p], STAGE_COPIED, n);
+	return 0;
+}
+
+/*
+ * Step 2a: move v's pages into the staging area, page by page when its
+ * folio spans several mappings; a page shared with another process, or
+ * one that cannot move (not read-write: EINVAL), is copied and left in
+ * place; a hole (a page the program dropped behind uswap's back) stays a
+ * hole, read as zeros.  0 when captured (CAPTURE_MOVED; or CAPTURE_COPIED
+ * when no page moved); -EBUSY when a page is pinned (every page moved is
+ * back); -ESTALE when a write aborted the eviction first; another -errno
+ * when v cannot be captured.
+ */
+static int move_victim(struct reclaimer *rc, struct victim *v)
+{
+	struct uswap_runtime *rt = rc->rt;
+	struct folio *f = &v->r->folios[v->folio];
+	unsigned first = rc->staged;
+	uint32_t fl = atomic_load(&f->flags), p = 0, step = v->nr_pages;
+	uint32_t unshared = 0, inplace = 0, moved_pages = 0, n;
+	int err = 0;
+
+	do {
+		if (folio_state(fl) != FOLIO_EVICTING)
+			return -ESTALE;
+	} while (!atomic_compare_exchange_weak(&f->flags, &fl, fl | F_MOVED));
+	while (p < v->nr_pages) {
+		uintptr_t at = v->addr + ((uintptr_t)p << PAGE_SHIFT);
+		size_t moved = 0;
+
+		n = MIN(step, v->nr_pages - p);
+		err = move_pages_checked(rc, staging_page(rc, first + p), at, n,
+					 &moved);
+		memset(&rc->stage[first + p], STAGE_MOVED, moved >> PAGE_SHIFT);
+		p += (uint32_t)(moved >> PAGE_SHIFT);
+		moved_pages += (uint32_t)(moved >> PAGE_SHIFT);
+		if (!err)
+			continue;
+		if (err == -EINVAL && step > 1) {
+			step = 1;	/* across mappings, maybe */
+			continue;
+		}
+		at = v->addr + ((uintptr_t)p << PAGE_SHIFT);
+		n = 1;
+		if (err == -EBUSY) {
+			enum refused r = move_refused(rc, v, p, &unshared, &n);
+
+			if (r == REFUSED_AGAIN)
+				continue;
+			if (r == REFUSED_PINNED)
+				break;
+		} else if (err == -EINVAL || err == -ENOENT) {
+			/* Not read-write (or locked), or a hole. */
+			if (!read_pagemap(rc, at, 1, rc->pm))
+				break;
+			if (!(rc->pm[0] & PM_PRESENT)) {
+				rc->stage[first + p] = STAGE_HOLE;
+				p++;
+				continue;
+			}
+			if (err == -ENOENT)
+				break;
+		} else {
+			break;
+		}
+		/* Shared, or not read-write: left in place, copied. */
+		err = copy_pages(rc, v, first, p, n);
+		if (err)
+			break;
+		inplace += n;
+		p += n;
+	}
+	if (p < v->nr_pages) {
+		move_back(rc, v, first);
+		if (inplace)
+			staging_zap(rc, first, v->nr_pages);
+		unmark_moved(rt, v);
+		return err ? err : -EIO;
+	}
+	v->src = staging_page(rc, first);
+	rc->staged += v->nr_pages;
+	if (!moved_pages) {
+		/* Nothing moved: evicted in place after all. */
+		v->how = CAPTURE_COPIED;
+		unmark_moved(rt, v);
+		return 0;
+	}
+	v->how = CAPTURE_MOVED;
+	v->inplace = inplace;
+	return 0;
+}
+
+/*
+ * Empty the staging area for the next batch (step 5).  The program's
+ * mlockall(MCL_CURRENT) locks it and fills it too, as all of the process's
+ * memory: it is unlocked again, and emptied whole (`all`).
+ */
+static void staging_empty(struct reclaimer *rc, bool all)
+{
+	struct iovec iov = {
+		.iov_base = rc->staging,
+		.iov_len = (size_t)(all ? MAX_BATCH_PAGES : rc->staged) << PAGE_SHIFT,
+	};
+
+	if (all)
+		prim_mlock(iov.iov_base, iov.iov_len, false, false);
+	if (iov.iov_len && prim_zap_ranges(&iov, 1) &&
+	    (prim_mlock(iov.iov_base, iov.iov_len, false, false) ||
+	     prim_zap_ranges(&iov, 1))) {
+		/* Nothing can be moved into pages still there. */
+		uswap_log_once(&rc->rt->logged_move,
+			       "emptying the reclaimer's staging area failed: pages are evicted in place from now on");
+		rc->can_move = false;
+	}
+	rc->staged = 0;
+}
+
+/* A victim given up before it was stored: its new slots go. */
+static void victim_give_up(struct reclaimer *rc, struct victim *v)
+{
+	uint32_t p;
+
+	v->skip = true;
+	if (!v->ents)
+		return;
+	for (p = 0; p < v->nr_pages; p++)
+		swap_free_slots(rc->rt, v->ents[p], 1);
+	v->ents = NULL;
+}
+
+/*
+ * Step 2: capture each victim's contents (the protocol's 2a or 2b).  A
+ * victim that cannot be captured is skipped (it stays resident).  Called
+ * without locks: the victims are ours (EVICTING), and every change to
+ * their regions waits for them.
+ */
+static void capture_victims(struct reclaimer *rc, unsigned nv)
+{
+	struct uswap_runtime *rt = rc->rt;
+	unsigned k;
+	int err;
+
+	if (rc->mlockall_gen != atomic_load(&rt->mlockall_gen)) {
+		rc->mlockall_gen = atomic_load(&rt->mlockall_gen);
+		if (rc->can_move)
+			staging_empty(rc, true);
+	}
+	rc->staged = 0;
+	memset(rc->stage, STAGE_EMPTY, sizeof(rc->stage));
+	for (k = 0; k < nv; k++) {
+		struct victim *v = &rc->victims[k];
+
+		if (!v->clean && !v->ents) {
+			v->skip = true;		/* no room: not touched */
+			continue;
+		}
+		if (rc->can_move && !(v->vmflags & VMA_PROTECTED)) {
+			err = move_victim(rc, v);
+			if (!err)
+				continue;
+			victim_give_up(rc, v);
+			if (err == -ESTALE) {
+				count_event(rt, USWAP_EVICT_ABORT, 1);
+			} else if (err == -EBUSY) {
+				v->busy = true;
+			} else {
+				uswap_log_once(&rt->logged_move,
+					       "capturing a folio to evict failed (%s): it stays resident",
+					       strerror(-err));
+			}
+			continue;
+		}
+		/*
+		 * In place.  A plain read-write folio is read where it is
+		 * (without UFFDIO_MOVE: the protocol as it always was); any
+		 * other, and one shared by fork (writing it to a device from
+		 * where it is would pin it, and the kernel would give this
+		 * process a copy of its own first), is copied.
+		 */
+		if (!(v->vmflags & VMA_PROTECTED) && !(v->fl & F_SHARED) &&
+		    !rc->can_move)
+			continue;
+		err = copy_pages(rc, v, rc->staged, 0, v->nr_pages);
+		if (err) {
+			staging_zap(rc, rc->staged, v->nr_pages);
+			victim_give_up(rc, v);
+			uswap_log_once(&rt->logged_move,
+				       "reading a folio to evict failed (%s): it stays resident",
+				       strerror(-err));
+			continue;
+		}
+		v->how = CAPTURE_COPIED;
+		v->src = staging_page(rc, rc->staged);
+		rc->staged += v->nr_pages;
+	}
+}
+
+/* ---- steps 4 to 6 ---- */
+
+/*
+ * A victim is evicted: its slots are its pages' (or were, clean), it is
+ * SWAPPED, its charge goes.  Returns its pages.  op_lock (read).
+ */
+static uint32_t victim_swapped(struct reclaimer *rc, struct victim *v,
+			       uint64_t *out, uint64_t *clean, uint64_t *fast)
+{
+	struct uswap_runtime *rt = rc->rt;
+	struct region *r = v->r;
+	struct folio *f = &r->folios[v->folio];
+	uint32_t fl, nfl;
+
+	if (!v->clean) {
+		memcpy(&r->swp[v->page], v->ents,
+		       v->nr_pages * sizeof(swp_entry_t));
+		*out += v->nr_pages - v->pooled;
+	} else {
+		*clean += v->nr_pages;
+	}
+	if (v->how == CAPTURE_MOVED)
+		count_event(rt, USWAP_EVICT_MOVE, v->nr_pages - v->inplace);
+	workingset_eviction(rt, r, f, v->nr_pages);
+	fl = atomic_load(&f->flags);
+	do {
+		nfl = FOLIO_SWAPPED | (fl & F_WORKINGSET);
+	} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
+	if (fl & F_WAITERS)
+		prim_uffd_wake(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT);
+	if (v->fl & F_DEMOTED)
+		tier_uncharge(rt, folio_node(v->fl), v->nr_pages);
+	else if (v->fl & F_SHARED)
+		memcg_share_drop(rt, v->nr_pages, v->excl);
+	else
+		*fast += v->nr_pages;
+	return v->nr_pages;
+}
+
+/*
+ * A moved victim is not evicted after all: its store failed, or a thread
+ * faulted on it meanwhile (it was in use: evicting it would only bring it
+ * back at once).  Its pages go back, it is RESIDENT on the active list,
+ * and the waiters are woken.  Pages moved back are not write-protected:
+ * one that was used is neither armed nor clean any more; one whose store
+ * failed is protected again, to stay armed (else every attempt would
+ * re-arm it, and reclaim that cannot store would never find itself
+ * stuck).  op_lock (read).
+ */
+static void moved_abort(struct reclaimer *rc, struct victim *v, unsigned first,
+			bool used)
+{
+	struct uswap_runtime *rt = rc->rt;
+	struct region *r = v->r;
+	struct folio *f = &r->folios[v->folio];
+	uint32_t fl, nfl, p, keep = 0;
+
+	move_back(rc, v, first);
+	if (v->written && !v->clean)
+		for (p = 0; p < v->nr_pages; p++)
+			swap_free_slots(rt, v->ents[p], 1);
+	v->written = false;
+	if (!used && !prim_uffd_wp(rt->uffd, v->addr,
+				   (size_t)v->nr_pages << PAGE_SHIFT, true, false))
+		keep = F_ARMED;
+	pthread_mutex_lock(&r->lru_lock);
+	fl = atomic_load(&f->flags);
+	if ((fl & F_CLEAN) && !keep) {
+		region_free_entries(r, v->page, v->nr_pages);
+		atomic_fetch_or_explicit(&f->flags, 0, memory_order_release);
+	}
+	do {
+		nfl = (fl & ~(FOLIO_STATE_MASK | F_MOVED | F_WAITERS | F_ARMED |
+			      F_CLEAN | F_SHARED)) | FOLIO_RESIDENT |
+		      (fl & keep) | (keep ? fl & F_CLEAN : 0);
+	} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
+	lru_add(r, v->folio, true);
+	pthread_mutex_unlock(&r->lru_lock);
+	/* Shared by fork: its pages, moved and back, are its own now. */
+	if (fl & F_SHARED)
+		memcg_unshare_to_own(rt, v->nr_pages);
+	if (fl & F_WAITERS)
+		prim_uffd_wake(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT);
+	if (used)
+		count_event(rt, USWAP_EVICT_ABORT, 1);
+}
+
+/*
+ * The kernel refused to drop v's pages in place (step 5): a range locked
+ * behind uswap's back.  If they are all still there, v is RESIDENT again
+ * (still write-protected, so as armed or clean as it was) and its new
+ * slots are freed; if any went, v is SWAPPED all the same: its slots hold
+ * every page, and a page still there is kept when the folio comes back.
+ * Returns true when v stays resident.  op_lock (read).
+ */
+static bool zap_refused(struct reclaimer *rc, struct victim *v, int err)
+{
+	struct uswap_runtime *rt = rc->rt;
+	struct folio *f = &v->r->folios[v->folio];
+	uint32_t fl, p;
+
+	uswap_log_once(&rt->logged_zap,
+		       "the kernel refused to drop evicted pages (%s; locked behind uswap's back?): they stay resident (counted as unevictable_pgs_culled)",
+		       strerror(-err));
+	if (v->how == CAPTURE_MOVED || !victim_pagemap(rc, v, 0))
+		return false;
+	for (p = 0; p < v->nr_pages; p++)
+		if (!(rc->pm[p] & PM_PRESENT))
+			return false;
+	if (!v->clean)
+		for (p = 0; p < v->nr_pages; p++)
+			swap_free_slots(rt, v->ents[p], 1);
+	pthread_mutex_lock(&v->r->lru_lock);
+	fl = atomic_load(&f->flags);
+	while (!atomic_compare_exchange_weak(&f->flags, &fl,
+			(fl & ~(FOLIO_STATE_MASK | F_WAITERS)) | FOLIO_RESIDENT))
+		;
+	lru_add(v->r, v->folio, true);
+	pthread_mutex_unlock(&v->r->lru_lock);
+	if (fl & F_WAITERS)
+		prim_uffd_wake(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT);
+	count_event(rt, USWAP_UNEVICTABLE_PGS_CULLED, v->nr_pages);
+	return true;
+}
+
+/* Add v's pages left in place to the zap: all of them, or its runs. */
+static void zap_add(struct reclaimer *rc, struct victim *v, unsigned first,
+		    unsigned *nz)
+{
+	uint32_t p = 0, run;
+
+	v->zap_first = *nz;
+	if (v->how != CAPTURE_MOVED) {
+		rc->iov[(*nz)++] = (struct iovec){ (void *)v->addr,
+			(size_t)v->nr_pages << PAGE_SHIFT };
+		v->zap_n = 1;
+		return;
+	}
+	while (p < v->nr_pages) {
+		if (rc->stage[first + p] != STAGE_COPIED) {
+			p++;
+			continue;
+		}
+		for (run = 1; p + run < v->nr_pages &&
+		     rc->stage[first + p + run] == STAGE_COPIED; run++)
+			;
+		rc->iov[(*nz)++] = (struct iovec){
+			(void *)(v->addr + ((uintptr_t)p << PAGE_SHIFT)),
+			(size_t)run << PAGE_SHIFT };
+		p += run;
+	}
+	v->zap_n = *nz - v->zap_first;
+}
+
+/*
+ * Steps 4-6 of the protocol for the victims captured: a moved one is
+ * SWAPPED, or moved back; the others (and the pages a moved one left in
+ * place) go EVICTING -> ZAPPING, their pages dropped in one call,
+ * ZAPPING -> SWAPPED.  Caller holds op_lock for reading.  Returns the
+ * pages reclaimed.
  */
 static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 {
 	struct uswap_runtime *rt = rc->rt;
-	unsigned k, nz = 0;
+	unsigned k, nz = 0, first, j;
 	uint64_t freed = 0, fast = 0, out = 0, clean = 0;
 	bool shared = false;
 	uint32_t p;
 
-	for (k = 0; k < nv; k++) {
+	for (k = 0, first = 0; k < nv; k++) {
 		struct victim *v = &rc->victims[k];
 		struct folio *f = &v->r->folios[v->folio];
 		uint32_t fl = atomic_load(&f->flags);
+		unsigned here = first;
 
+		if (v->how != CAPTURE_IN_PLACE)
+			first += v->nr_pages;
+		v->zap_n = 0;
+		if (v->skip) {
+			if (v->busy) {
+				atomic_fetch_or(&f->flags, F_BUSY);
+				count_event(rt, USWAP_EVICT_BUSY, 1);
+			}
+			putback(rt, v);
+			v->written = false;
+			continue;
+		}
+		if (v->how == CAPTURE_MOVED) {
+			/* Step 4 for a moved victim. */
+			for (;;) {
+				if ((!v->clean && !v->written) || (fl & F_WAITERS)) {
+					moved_abort(rc, v, here, fl & F_WAITERS);
+					break;
+				}
+				if (!v->inplace) {
+					v->excl = v->nr_pages;	/* moved: ours alone */
+					v->written = true;
+					freed += victim_swapped(rc, v, &out, &clean,
+								&fast);
+					break;
+				}
+				if (atomic_compare_exchange_weak(&f->flags, &fl,
+						(fl & ~(FOLIO_STATE_MASK | F_MOVED)) |
+						FOLIO_ZAPPING)) {
+					v->written = true;
+					zap_add(rc, v, here, &nz);
+					shared |= (v->fl & F_SHARED) != 0;
+					break;
+				}
+			}
+			continue;
+		}
 		if (!v->clean && !v->written) {
 			putback(rt, v);
 			continue;
@@ -357,63 +1016,46 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 			v->clean = false;
 			continue;
 		}
-		rc->iov[nz].iov_base = (void *)v->addr;
-		rc->iov[nz].iov_len = (size_t)v->nr_pages << PAGE_SHIFT;
-		nz++;
+		zap_add(rc, v, here, &nz);
 		v->written = true;
 		if (v->fl & F_SHARED)	/* as isolated: only fork sets it */
 			shared = true;
 	}
 	/*
 	 * Victims shared by fork: the pages nobody else maps are freed by the
-	 * zap.  Look and zap under the tree's share_lock, so that two
-	 * processes evicting one page do not both see the other's mapping.
+	 * zap (and those moved, which were this process's alone).  Look and
+	 * zap under the tree's share_lock, so that two processes evicting one
+	 * page do not both see the other's mapping.
 	 */
 	if (shared) {
 		memcg_share_lock(rt->memcg);
 		for (k = 0; k < nv; k++) {
 			struct victim *v = &rc->victims[k];
 
-			if (v->written && (v->fl & F_SHARED))
+			if (v->written && v->zap_n && (v->fl & F_SHARED))
 				v->excl = share_exclusive(rt, v->addr,
-							  v->nr_pages);
+							  v->nr_pages) +
+					  (v->how == CAPTURE_MOVED ?
+					   v->nr_pages - v->inplace : 0);
 		}
 	}
-	if (nz && prim_zap_ranges(rc->iov, nz))
-		uswap_log("dropping evicted pages failed");
+	if (nz)
+		prim_zap_ranges_each(rc->iov, nz, rc->zap_err);
 	if (shared)
 		memcg_share_unlock(rt->memcg);
 	for (k = 0; k < nv; k++) {
 		struct victim *v = &rc->victims[k];
-		struct region *r = v->r;
-		struct folio *f = &r->folios[v->folio];
-		uint32_t fl, nfl;
+		int err = 0;
 
-		if (!v->written)
+		if (!v->written || !v->zap_n)
 			continue;
-		if (!v->clean) {
-			memcpy(&r->swp[v->page], v->ents,
-			       v->nr_pages * sizeof(swp_entry_t));
-			out += v->nr_pages - v->pooled;
-		} else {
-			clean += v->nr_pages;
-		}
-		workingset_eviction(rt, r, f, v->nr_pages);
-		fl = atomic_load(&f->flags);
-		do {
-			nfl = FOLIO_SWAPPED | (fl & F_WORKINGSET);
-		} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
-		if (fl & F_WAITERS)
-			prim_uffd_wake(rt->uffd, v->addr,
-				       (size_t)v->nr_pages << PAGE_SHIFT);
-		freed += v->nr_pages;
-		if (v->fl & F_DEMOTED)
-			tier_uncharge(rt, folio_node(v->fl), v->nr_pages);
-		else if (v->fl & F_SHARED)
-			memcg_share_drop(rt, v->nr_pages, v->excl);
-		else
-			fast += v->nr_pages;
+		for (j = 0; j < v->zap_n && !err; j++)
+			err = rc->zap_err[v->zap_first + j];
+		if (err && zap_refused(rc, v, err))
+			continue;
+		freed += victim_swapped(rc, v, &out, &clean, &fast);
 	}
+	staging_empty(rc, false);
 	if (fast)
 		memcg_uncharge(rt, fast);
 	if (freed) {
@@ -524,7 +1166,10 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 	left = demote_victims(rc, nv);
 	freed = nv - left;	/* folios demoted: progress */
 	nv = left;
-	*nospace = write_victims(rc, nv) == -ENOSPC;
+	*nospace = alloc_victims(rc, nv) == -ENOSPC;
+	capture_victims(rc, nv);
+	if (write_victims(rc, nv) == -ENOSPC)
+		*nospace = true;
 	if (*nospace)
 		count_event(rt, USWAP_SWAP_FULL, 1);
 
@@ -583,18 +1228,34 @@ static void reap_members(struct uswap_runtime *rt, uint64_t *last)
 struct reclaimer *reclaimer_alloc(struct uswap_runtime *rt)
 {
 	struct reclaimer *rc = prim_alloc(sizeof(*rc));
+	size_t len = (size_t)MAX_BATCH_PAGES << PAGE_SHIFT;
 
 	if (!rc)
 		return NULL;
 	rc->rt = rt;
 	rc->tier = -1;
+	rc->mem_fd = -1;
 	swap_pick_init(&rc->pick);
 	rc->io = swap_io_create(SWAP_IO_DEPTH_DEFAULT);
-	rc->bounce = prim_alloc((size_t)MAX_BATCH_PAGES << PAGE_SHIFT);
-	if (!rc->bounce) {
-		reclaimer_free(rc, false);
+	rc->staging = prim_alloc(len);
+	rc->scratch = prim_alloc((size_t)MAX_FOLIO_PAGES << PAGE_SHIFT);
+	if (!rc->staging || !rc->scratch) {
+		reclaimer_free(rc, true);
 		return NULL;
 	}
+	/*
+	 * Not in a fork child: the child makes its own, registered with its
+	 * own userfaultfd.  Never a huge page: pages move in one by one.
+	 */
+	prim_madvise(rc->staging, len, MADV_DONTFORK);
+	prim_madvise(rc->staging, len, MADV_NOHUGEPAGE);
+	rc->can_move = rt->have_wp && (rt->features & PRIM_UFFD_FEATURE_MOVE) &&
+		       !prim_uffd_register_wp(rt->uffd, (uintptr_t)rc->staging,
+					      len);
+	rc->mem_fd = prim_self_mem_open();
+	if (rc->mem_fd < 0)
+		uswap_log("cannot open /proc/self/mem (%s): memory that is not read-write is not evicted",
+			  strerror(-rc->mem_fd));
 	if (rt->zswap) {
 		rc->zc = zswap_ctx_create(rt->zswap);
 		if (!rc->zc)
@@ -606,8 +1267,9 @@ struct reclaimer *reclaimer_alloc(struct uswap_runtime *rt)
 /*
  * Free rc; its thread, if it ran, has been joined.  owner false: rc is a
  * fork child's copy of its parent's reclaimer, whose current clusters (in
- * the shared slot maps) stay the parent's; only the ring, its mappings
- * and the memory are the child's to free.
+ * the shared slot maps) stay the parent's, and whose staging area the
+ * child does not have (MADV_DONTFORK); only the ring, its mappings, the
+ * descriptors and the memory are the child's to free.
  */
 void reclaimer_free(struct reclaimer *rc, bool owner)
 {
@@ -616,8 +1278,11 @@ void reclaimer_free(struct reclaimer *rc, bool owner)
 	if (owner)
 		swap_pick_release(rc->rt, &rc->pick);
 	swap_io_destroy(rc->io);
-	if (rc->bounce)
-		prim_free(rc->bounce, (size_t)MAX_BATCH_PAGES << PAGE_SHIFT);
+	if (owner && rc->staging)
+		prim_free(rc->staging, (size_t)MAX_BATCH_PAGES << PAGE_SHIFT);
+	prim_free(rc->scratch, (size_t)MAX_FOLIO_PAGES << PAGE_SHIFT);
+	if (rc->mem_fd >= 0)
+		close(rc->mem_fd);
 	if (rc->zc)
 		zswap_ctx_destroy(rc->rt->zswap, rc->zc);
 	prim_free(rc, sizeof(*rc));
@@ -641,6 +1306,7 @@ void *reclaim_thread_main(void *arg)
 	unsigned idle = 0, waits = 0;
 	int tier_sticky = -1;
 
+	atomic_store(&rt->reclaim_tid, (int)gettid());
 	while (!rt->stopping) {
 		bool nospace = false;
 		uint64_t got;

@@ -82,6 +82,11 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_ZSWAP_WRITEBACK_SHARED] = "zswap_writeback_shared",
 	[USWAP_FAULT_THREAD_MOVES] = "fault_thread_moves",
 	[USWAP_FORK_SHARED_BYTES] = "fork_shared_bytes",
+	[USWAP_EVICT_MOVE] = "evict_move",
+	[USWAP_EVICT_BUSY] = "evict_busy",
+	[USWAP_UNEVICTABLE_PGS_CULLED] = "unevictable_pgs_culled",
+	[USWAP_NR_UNEVICTABLE] = "nr_unevictable",
+	[USWAP_NR_MLOCK] = "nr_mlock",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
@@ -188,6 +193,9 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		values[USWAP_SWAP_IO_SHORT] = swap_io_stat(SWAP_IO_SHORT);
 	if (n > USWAP_SWAP_ENCRYPT)
 		values[USWAP_SWAP_ENCRYPT] = swap_io_stat(SWAP_IO_SEALED);
+	if (n > USWAP_NR_MLOCK)
+		mlock_counts(rt, &values[USWAP_NR_UNEVICTABLE],
+			     &values[USWAP_NR_MLOCK]);
 	if (rt->zswap && n >= USWAP_NR_COUNTERS)
 		read_zswap(rt, values);
 	return 0;
