@@ -11,10 +11,16 @@
  *     (fault_swap_in).  A read fault installs it write-protected and keeps
  *     the slots: while nobody writes, the folio is clean and can be dropped
  *     again without I/O (the kernel's swap cache);
+ *   - a missing page of a folio being evicted whose pages the reclaimer
+ *     moved into its staging area (F_MOVED, vmscan.c): not a hole, never
+ *     zeros; the fault waits (F_WAITERS) and the reclaimer wakes it once
+ *     the folio is swapped, or moved back (it does, seeing a waiter);
  *   - a write-protect fault: a write to an armed folio (referenced), to a
  *     clean one (now dirty: its slots are freed), to one being evicted
- *     (the eviction is aborted), or to one shared by fork (the writer is
- *     charged for it, fork_share.c) (fault_wp).
+ *     (the eviction is aborted, unless its pages are moving out: then it
+ *     waits as above), or to one shared by fork (the writer is charged
+ *     for it, fork_share.c) (fault_wp).
+ *   - a folio coming in under a lock or a pin (mlock.c) stays off the LRU.
  * Several threads faulting on one folio get one load: the first takes the
  * folio to LOADING, the others find it so and return; UFFDIO_COPY wakes
  * every thread waiting in its range.

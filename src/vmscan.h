@@ -111,4 +111,23 @@ struct reclaimer {
 int alloc_victims(struct reclaimer *rc, unsigned nv);
 int write_victims(struct reclaimer *rc, unsigned nv);
 
+/*
+ * pageout.c: step 2 of the protocol, capture_victims(): each victim's
+ * contents moved into the staging area, copied there, or left in place
+ * (victim.how, victim.src); one that cannot be captured is given up
+ * (skip).  Without locks.  Then, under op_lock (read): move_back() puts a
+ * moved victim's pages (the staging area's from page `first`) back where
+ * they were; staging_empty() empties the staging area for the next batch
+ * (all of it, and unlocked, after the program's mlockall()).
+ */
+void capture_victims(struct reclaimer *rc, unsigned nv);
+void move_back(struct reclaimer *rc, struct victim *v, unsigned first);
+void staging_empty(struct reclaimer *rc, bool all);
+/* Pagemap entries of v's pages [k, nr) into rc->pm + k.  false: unknown. */
+bool victim_pagemap(struct reclaimer *rc, struct victim *v, uint32_t k);
+
+#define PM_PRESENT	(1ull << 63)
+#define PM_EXCLUSIVE	(1ull << 56)	/* mapped by this process only */
+#define PM_MINE		(PM_PRESENT | PM_EXCLUSIVE)
+
 #endif /* USWAP_VMSCAN_H */
