@@ -367,7 +367,7 @@ struct uswap_runtime {
 	 * as io_uring buffers, by ring.
 	 */
 	struct vma_map vmas;
-	int mcl;
+	_Atomic int mcl;
 	_Atomic unsigned mlockall_gen;	/* bumped by mlockall(MCL_CURRENT),
 					   which locks uswap's own memory too */
 	struct pin *pins;

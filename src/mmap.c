@@ -182,13 +182,36 @@ EXPORT void *uswap_mmap(struct uswap_runtime *rt, void *addr, size_t len,
 			int prot, int flags, int fd, long offset)
 {
 	bool managed = rt && wants_managing(rt, len, prot, flags, fd);
-	bool locked = false, populate = false;
+	bool locked = false, populate = false, fixed_over;
 	size_t plen = (len + PAGE_SIZE - 1) & PAGE_MASK;
+	int mcl = rt ? atomic_load(&rt->mcl) : 0;
 	void *p;
-	int err;
+	int err = 0;
 
-	if (rt && (flags & MAP_FIXED) && !((uintptr_t)addr & (PAGE_SIZE - 1)) &&
-	    len && uswap_is_managed(rt, addr, plen)) {
+	fixed_over = rt && (flags & MAP_FIXED) &&
+		     !((uintptr_t)addr & (PAGE_SIZE - 1)) && len &&
+		     uswap_is_managed(rt, addr, plen);
+	if (!managed && !fixed_over)
+		return prim_mmap(addr, len, prot, flags, fd, offset);
+	if (managed) {
+		/*
+		 * Locked (MAP_LOCKED, or mlockall(MCL_FUTURE) before): within
+		 * what the budget can hold, or EAGAIN as the kernel's past its
+		 * limit.  The kernel populates a locked (or MAP_POPULATE)
+		 * mapping before uswap can register it: its pages are charged
+		 * first, as the fault path would charge them.
+		 */
+		locked = (flags & MAP_LOCKED) || (mcl & MCL_FUTURE);
+		populate = (locked && !(mcl & MCL_ONFAULT)) ||
+			   (flags & (MAP_POPULATE | MAP_NONBLOCK)) == MAP_POPULATE;
+		if (locked && (err = mlock_future_check(rt, plen))) {
+			errno = -err;
+			return MAP_FAILED;
+		}
+		if (populate)
+			memcg_charge(rt, (unsigned)(plen >> PAGE_SHIFT));
+	}
+	if (fixed_over) {
 		/*
 		 * MAP_FIXED replaces whatever was there: managed memory under
 		 * it leaves the tables first (whatever the new mapping is),
@@ -200,58 +223,32 @@ EXPORT void *uswap_mmap(struct uswap_runtime *rt, void *addr, size_t len,
 		settle_range(rt, (uintptr_t)addr, (uintptr_t)addr + plen);
 		unmap_managed_locked(rt, (uintptr_t)addr, (uintptr_t)addr + plen,
 				     false);
-		if (!managed) {
-			p = prim_mmap(addr, len, prot, flags, fd, offset);
-			err = errno;
-			if (p == MAP_FAILED)	/* what is left there is unmanaged */
-				prim_uffd_unregister(rt->uffd, (uintptr_t)addr, plen);
-			settle_done(rt);
-			errno = err;
-			return p;
-		}
-		settle_done(rt);
+	} else {
+		settle_range(rt, 0, 0);
 	}
-	if (!managed)
-		return prim_mmap(addr, len, prot, flags, fd, offset);
-	len = plen;
-	/*
-	 * Locked (MAP_LOCKED, or mlockall(MCL_FUTURE) before): within what
-	 * the budget can hold, or EAGAIN as the kernel's past its limit.
-	 * The kernel populates a locked (or MAP_POPULATE) mapping before
-	 * uswap can register it: its pages are charged first, as uswap's
-	 * fault path would charge them.
-	 */
-	locked = (flags & MAP_LOCKED) || (rt->mcl & MCL_FUTURE);
-	populate = (locked && !(rt->mcl & MCL_ONFAULT)) ||
-		   (flags & (MAP_POPULATE | MAP_NONBLOCK)) == MAP_POPULATE;
-	if (locked && (err = mlock_future_check(rt, len))) {
-		errno = -err;
-		return MAP_FAILED;
-	}
-	if (populate)
-		memcg_charge(rt, (unsigned)(len >> PAGE_SHIFT));
-	settle_range(rt, 0, 0);
-	p = prim_mmap(addr, len, prot, flags, fd, offset);
+	p = prim_mmap(addr, managed ? plen : len, prot, flags, fd, offset);
 	if (p == MAP_FAILED) {
 		err = errno;
 		if (flags & MAP_FIXED)	/* what may be left there is unmanaged */
-			prim_uffd_unregister(rt->uffd, (uintptr_t)addr, len);
+			prim_uffd_unregister(rt->uffd, (uintptr_t)addr, plen);
 		settle_done(rt);
 		if (populate)
-			memcg_uncharge(rt, len >> PAGE_SHIFT);
+			memcg_uncharge(rt, plen >> PAGE_SHIFT);
 		errno = err;
 		return MAP_FAILED;
 	}
-	err = region_add(rt, (uintptr_t)p, len);
-	if (!err && (locked || populate))
-		mlock_new_region(rt, (uintptr_t)p, len, locked, populate);
+	if (managed) {
+		err = region_add(rt, (uintptr_t)p, plen);
+		if (!err && (locked || populate))
+			mlock_new_region(rt, (uintptr_t)p, plen, locked, populate);
+	}
 	settle_done(rt);
 	if (err) {
 		/* Cannot manage it: the program still gets its memory. */
 		uswap_log("cannot manage a mapping of %zu bytes: %s; left unmanaged",
-			  len, strerror(-err));
+			  plen, strerror(-err));
 		if (populate)
-			memcg_uncharge(rt, len >> PAGE_SHIFT);
+			memcg_uncharge(rt, plen >> PAGE_SHIFT);
 	}
 	return p;
 }
