@@ -346,7 +346,6 @@ int write_victims(struct reclaimer *rc, unsigned nv)
 
 /* ---- step 2 of the protocol: capture ---- */
 
-
 static uintptr_t staging_page(const struct reclaimer *rc, unsigned k)
 {
 	return (uintptr_t)rc->staging + ((uintptr_t)k << PAGE_SHIFT);
@@ -624,8 +623,8 @@ static int move_victim(struct reclaimer *rc, struct victim *v)
 	}
 	if (p < v->nr_pages) {
 		move_back(rc, v, first);
-		if (inplace)
-			staging_zap(rc, first, v->nr_pages);
+		/* Copies, and what a failed move back left: the next victim's. */
+		staging_zap(rc, first, v->nr_pages);
 		unmark_moved(rt, v);
 		return err ? err : -EIO;
 	}

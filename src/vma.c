@@ -223,6 +223,7 @@ void vma_move(struct vma_map *m, uintptr_t old, size_t old_len, uintptr_t new,
 			(m->nr - last) * sizeof(*m->seg));
 		m->nr -= n;
 		vma_forget(m, old + keep, old + old_len);
+		vma_forget(m, new, new + new_len);	/* nothing was there */
 		for (k = 0; k < n; k++) {
 			moved[k].start += shift;
 			moved[k].end += shift;

@@ -425,11 +425,11 @@ static uint32_t victim_swapped(struct reclaimer *rc, struct victim *v,
  * A moved victim is not evicted after all: its store failed, or a thread
  * faulted on it meanwhile (it was in use: evicting it would only bring it
  * back at once).  Its pages go back, it is RESIDENT on the active list,
- * and the waiters are woken.  Pages moved back are not write-protected:
- * one that was used is neither armed nor clean any more; one whose store
- * failed is protected again, to stay armed (else every attempt would
- * re-arm it, and reclaim that cannot store would never find itself
- * stuck).  op_lock (read).
+ * and the waiters are woken.  Pages moved back are not write-protected,
+ * so the folio is clean no more (its slots go); one that was used is not
+ * armed any more either; one whose store failed is protected again, to
+ * stay armed (else every attempt would re-arm it, and reclaim that cannot
+ * store would never find itself stuck).  op_lock (read).
  */
 static void moved_abort(struct reclaimer *rc, struct victim *v, unsigned first,
 			bool used)
@@ -449,14 +449,14 @@ static void moved_abort(struct reclaimer *rc, struct victim *v, unsigned first,
 		keep = F_ARMED;
 	pthread_mutex_lock(&r->lru_lock);
 	fl = atomic_load(&f->flags);
-	if ((fl & F_CLEAN) && !keep) {
+	if (fl & F_CLEAN) {
+		/* A write may have landed unseen before any protection. */
 		region_free_entries(r, v->page, v->nr_pages);
 		atomic_fetch_or_explicit(&f->flags, 0, memory_order_release);
 	}
 	do {
 		nfl = (fl & ~(FOLIO_STATE_MASK | F_MOVED | F_WAITERS | F_ARMED |
-			      F_CLEAN | F_SHARED)) | FOLIO_RESIDENT |
-		      (fl & keep) | (keep ? fl & F_CLEAN : 0);
+			      F_CLEAN | F_SHARED)) | FOLIO_RESIDENT | (fl & keep);
 	} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
 	lru_add(r, v->folio, true);
 	pthread_mutex_unlock(&r->lru_lock);
