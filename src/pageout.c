@@ -606,6 +606,9 @@ static int move_victim(struct reclaimer *rc, struct victim *v)
 				break;
 			if (!(rc->pm[0] & PM_PRESENT)) {
 				rc->stage[first + p] = STAGE_HOLE;
+				/* Clean: its slot holds what the hole dropped. */
+				if (v->clean)
+					region_free_entries(v->r, v->page + p, 1);
 				p++;
 				continue;
 			}

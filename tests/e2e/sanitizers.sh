@@ -18,6 +18,7 @@ for san in asan tsan; do
 		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork build/$san/tests/e2e/fork_share build/$san/tests/e2e/reap \
 		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt \
 		build/$san/tests/e2e/pinned build/$san/tests/e2e/protect build/$san/tests/e2e/mlock \
+		build/$san/tests/e2e/evict \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
 		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
@@ -53,6 +54,9 @@ for san in asan tsan; do
 	done
 	rm -rf "$pdir"
 	build/$san/tests/e2e/protect --api whole guard >/dev/null || { echo "$san: protect failed"; exit 1; }
+	for s in partial hole; do
+		build/$san/tests/e2e/evict $s >/dev/null || { echo "$san: evict $s failed"; exit 1; }
+	done
 	# Not "future": mlockall() would lock (and bring in) the sanitizer's
 	# shadow memory too.
 	for s in lock toolarge madvise raw; do
@@ -64,6 +68,9 @@ for san in asan tsan; do
 		build/$san/tests/e2e/fork_share 4K off >/dev/null || { echo "$san: fork_share 4K failed"; exit 1; }
 		build/$san/tests/e2e/reap >/dev/null || { echo "$san: reap failed"; exit 1; }
 		build/$san/tests/e2e/encrypt fork 64K pool >/dev/null || { echo "$san: encrypt fork failed"; exit 1; }
+		for s in child sibling; do
+			build/$san/tests/e2e/evict $s >/dev/null || { echo "$san: evict $s failed"; exit 1; }
+		done
 		vdir=$(mktemp -d "${TMPDIR:-/var/tmp}/uswap-san.XXXXXX")
 		build/$san/tests/e2e/pinned --api vm_writev "$vdir" >/dev/null ||
 			{ echo "$san: pinned vm_writev failed"; rm -rf "$vdir"; exit 1; }

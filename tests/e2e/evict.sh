@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Weight: 25
+# Eviction by moving pages (tests/e2e/evict.c), the cases off the common
+# path: a fork child evicting with a staging area of its own; a parent's
+# pages a fork left marked shared, after the child left; a folio with one
+# pinned page in its middle (refused, kept whole); pages dropped behind
+# uswap's back inside folios being evicted (zeros, nothing hangs).
+set -u
+b=${USWAP_BUILD:-build}/tests/e2e/evict
+for step in child sibling partial hole; do
+	for folio in 16K 64K 2M; do
+		out=$(timeout 120 "$b" $step $folio 2>&1)
+		rc=$?
+		[ $rc -eq 77 ] && { echo "SKIP: $step $folio: $out"; continue; }
+		[ $rc -eq 0 ] || { echo "FAIL: $step $folio: exit $rc"; echo "$out"; exit 1; }
+		echo "$step $folio: $(echo "$out" | tail -1)"
+	done
+done
