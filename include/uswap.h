@@ -341,6 +341,8 @@ enum uswap_counter {
 					   program's reach (UFFDIO_MOVE) */
 	USWAP_EVICT_BUSY,		/* evictions refused: a page was pinned for
 					   I/O (the folio stays resident) */
+	USWAP_EVICT_WAIT,		/* faults that waited for a folio whose
+					   pages were moving out (never zeros) */
 	USWAP_UNEVICTABLE_PGS_CULLED,	/* pages the kernel refused to drop (locked
 					   behind uswap's back): kept resident */
 	USWAP_NR_UNEVICTABLE,		/* now: resident pages locked or pinned,

@@ -511,6 +511,7 @@ static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write,
 					continue;
 				}
 				pthread_rwlock_unlock(&rt->op_lock);
+				count_event(rt, USWAP_EVICT_WAIT, 1);
 				return;
 			}
 			fault_repair(rt, addr);
@@ -622,8 +623,11 @@ again:
 			 * it is done, and the write faults again.
 			 */
 			if (atomic_compare_exchange_weak(&f->flags, &fl,
-							 fl | F_WAITERS))
+							 fl | F_WAITERS)) {
+				if (s == FOLIO_EVICTING)
+					count_event(rt, USWAP_EVICT_WAIT, 1);
 				break;
+			}
 			continue;
 		}
 		if (s != FOLIO_RESIDENT && s != FOLIO_EVICTING) {

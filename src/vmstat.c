@@ -84,6 +84,7 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_FORK_SHARED_BYTES] = "fork_shared_bytes",
 	[USWAP_EVICT_MOVE] = "evict_move",
 	[USWAP_EVICT_BUSY] = "evict_busy",
+	[USWAP_EVICT_WAIT] = "evict_wait",
 	[USWAP_UNEVICTABLE_PGS_CULLED] = "unevictable_pgs_culled",
 	[USWAP_NR_UNEVICTABLE] = "nr_unevictable",
 	[USWAP_NR_MLOCK] = "nr_mlock",

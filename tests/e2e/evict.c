@@ -14,6 +14,10 @@
  *             buffer registered with the raw system call): the move stops
  *             there, the pages moved before it go back, the folio stays
  *             resident (evict_busy) and whole, every byte right;
+ *   wait      threads read pages of the first half while the second is
+ *             written through, until a read meets a folio whose pages are
+ *             moving out (evict_wait): it waits for them, never zeros;
+ *             every page read right;
  *   hole      a page dropped behind uswap's back (madvise(2) itself, not
  *             uswap_madvise) inside folios that are then evicted: it
  *             reads as zeros, its neighbours as written, and nothing hangs.
@@ -22,6 +26,8 @@
  * 64K by default).  Skips (77) where the kernel has no UFFDIO_MOVE.
  */
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <linux/io_uring.h>
 #include <sys/mman.h>
@@ -170,6 +176,51 @@ static void step_partial(void)
 	       (unsigned long long)(counter(USWAP_EVICT_BUSY) - busy));
 }
 
+static atomic_bool readers_stop;
+
+static void *reader(void *arg)
+{
+	uint64_t rng = (uintptr_t)arg + 1, n = 0;
+
+	while (!atomic_load(&readers_stop)) {
+		uint64_t p = t_rand(&rng) % (NPAGES / 2);
+
+		if (t_check(mem + p * T_PAGE, p, 1))
+			t_fail("wait: page %llu read wrong while being evicted",
+			       (unsigned long long)p);
+		n++;
+	}
+	return (void *)(uintptr_t)n;
+}
+
+static void step_wait(void)
+{
+	uint64_t waits = counter(USWAP_EVICT_WAIT), reads = 0;
+	pthread_t th[2];
+	unsigned i, round;
+	void *n;
+
+	fill(0, NPAGES, 1);
+	atomic_store(&readers_stop, false);
+	for (i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, reader, (void *)(uintptr_t)i);
+	/* Until a read has met a folio moving out (a bound only for a hang). */
+	for (round = 0; round < 200 && counter(USWAP_EVICT_WAIT) == waits; round++)
+		fill(NPAGES / 2, NPAGES / 2, 10 + round);
+	atomic_store(&readers_stop, true);
+	for (i = 0; i < 2; i++) {
+		pthread_join(th[i], &n);
+		reads += (uintptr_t)n;
+	}
+	check("wait, at the end", 0, NPAGES / 2, 1);
+	if (counter(USWAP_EVICT_WAIT) == waits)
+		t_fail("wait: no read met a folio whose pages were moving out (%llu reads)",
+		       (unsigned long long)reads);
+	printf("wait: %llu reads in %u rounds, evict_wait +%llu, every page right\n",
+	       (unsigned long long)reads, round,
+	       (unsigned long long)(counter(USWAP_EVICT_WAIT) - waits));
+}
+
 /* Is every page of [p, p + n) present (pagemap)? */
 static bool all_present(uint64_t p, uint64_t n)
 {
@@ -244,7 +295,7 @@ int main(int argc, char **argv)
 	struct uswap_options opt;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: evict child|sibling|partial|hole [FOLIO]\n");
+		fprintf(stderr, "usage: evict child|sibling|partial|wait|hole [FOLIO]\n");
 		return 2;
 	}
 	uswap_options_init(&opt);
@@ -266,6 +317,8 @@ int main(int argc, char **argv)
 		step_partial();
 	else if (!strcmp(argv[1], "hole"))
 		step_hole();
+	else if (!strcmp(argv[1], "wait"))
+		step_wait();
 	else
 		t_fail("unknown step %s", argv[1]);
 	uswap_munmap(rt, mem, SIZE);

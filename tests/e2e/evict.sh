@@ -4,10 +4,11 @@
 # path: a fork child evicting with a staging area of its own; a parent's
 # pages a fork left marked shared, after the child left; a folio with one
 # pinned page in its middle (refused, kept whole); pages dropped behind
-# uswap's back inside folios being evicted (zeros, nothing hangs).
+# uswap's back inside folios being evicted (zeros, nothing hangs); reads
+# that meet a folio whose pages are moving out wait (evict_wait), never zeros.
 set -u
 b=${USWAP_BUILD:-build}/tests/e2e/evict
-for step in child sibling partial hole; do
+for step in child sibling partial wait hole; do
 	for folio in 16K 64K 2M; do
 		out=$(timeout 120 "$b" $step $folio 2>&1)
 		rc=$?

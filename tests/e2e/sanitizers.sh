@@ -54,7 +54,7 @@ for san in asan tsan; do
 	done
 	rm -rf "$pdir"
 	build/$san/tests/e2e/protect --api whole guard >/dev/null || { echo "$san: protect failed"; exit 1; }
-	for s in partial hole; do
+	for s in partial wait hole; do
 		build/$san/tests/e2e/evict $s >/dev/null || { echo "$san: evict $s failed"; exit 1; }
 	done
 	# Not "future": mlockall() would lock (and bring in) the sanitizer's
