@@ -7,7 +7,9 @@
  *
  *   uring      8 MiB of a 64 MiB mapping registered as io_uring fixed
  *              buffers through liburing (which the preload library sees),
- *              read into with IORING_OP_READ_FIXED round after round;
+ *              read into with IORING_OP_READ_FIXED round after round
+ *              (and, under uswap run, 32 MiB refused with ENOMEM first;
+ *              registered again at the end, and left so);
  *   uring-raw  the same, registered with the raw system call (which no
  *              interposer sees);
  *   odirect    three threads read a file with O_DIRECT into slices of
@@ -144,6 +146,15 @@ static void uring(bool raw)
 		t_skip("io_uring is not available");
 	for (p = 0; p < BUF_PAGES; p++)
 		t_fill(mem + p * T_PAGE, p, 1);
+	if (!raw && !rt && getenv("USWAP_MAX")) {
+		/* More than the 16 MiB budget can hold: refused, as a lock. */
+		struct iovec big = { mem, 32 * MB };
+
+		err = io_uring_register_buffers(&ring, &big, 1);
+		if (err != -ENOMEM)
+			t_fail("registering 32 MiB of fixed buffers under a 16 MiB budget: %s, expected ENOMEM",
+			       err ? strerror(-err) : "success");
+	}
 	if (raw)
 		err = syscall(__NR_io_uring_register, ring.ring_fd,
 			      IORING_REGISTER_BUFFERS, &iov, 1) < 0 ? -errno : 0;
@@ -174,7 +185,12 @@ static void uring(bool raw)
 			IORING_UNREGISTER_BUFFERS, NULL, 0);
 	else
 		io_uring_unregister_buffers(&ring);
-	io_uring_queue_exit(&ring);
+	/*
+	 * Registered again, and left so: the counters at exit show the
+	 * buffers pinned (through liburing: nr_unevictable).
+	 */
+	if (!raw && io_uring_register_buffers(&ring, &iov, 1))
+		t_fail("registering the buffers again failed");
 	printf("%s: %d rounds of %lu MiB read into fixed buffers, every page right\n",
 	       mode, ROUNDS, BUF / MB);
 }
