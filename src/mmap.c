@@ -94,16 +94,20 @@ EXPORT int uswap_is_managed(struct uswap_runtime *rt, const void *addr,
 			    size_t len)
 {
 	uintptr_t s = (uintptr_t)addr, e = s + len;
-	unsigned i;
-	int found = 0;
+	unsigned lo = 0, hi, i;
+	int found;
 
 	pthread_rwlock_rdlock(&rt->op_lock);
-	i = 0;
-	for (; i < rt->nr_regions; i++)
-		if (rt->regions[i]->start < e && rt->regions[i]->end > s) {
-			found = 1;
-			break;
-		}
+	/* The first region ending after s (the table is sorted): it or none. */
+	hi = rt->nr_regions;
+	while (lo < hi) {
+		i = (lo + hi) / 2;
+		if (rt->regions[i]->end <= s)
+			lo = i + 1;
+		else
+			hi = i;
+	}
+	found = lo < rt->nr_regions && rt->regions[lo]->start < e;
 	pthread_rwlock_unlock(&rt->op_lock);
 	return found;
 }
