@@ -14,7 +14,8 @@
  *   - a missing page of a folio being evicted whose pages the reclaimer
  *     moved into its staging area (F_MOVED, vmscan.c): not a hole, never
  *     zeros; the fault waits (F_WAITERS) and the reclaimer wakes it once
- *     the folio is swapped, or moved back (it does, seeing a waiter);
+ *     the folio is swapped (then it faults the folio back in), or moved
+ *     back (its store failed);
  *   - a write-protect fault: a write to an armed folio (referenced), to a
  *     clean one (now dirty: its slots are freed), to one being evicted
  *     (the eviction is aborted, unless its pages are moving out: then it
@@ -500,7 +501,7 @@ static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write,
 				/*
 				 * Its pages are in the reclaimer's staging area,
 				 * not gone: never zeros here.  The reclaimer
-				 * wakes us once it is evicted, or moved back.
+				 * wakes us once it is evicted (or moved back).
 				 * (The reclaimer itself, reading a page it left
 				 * in place, finds one the program dropped since:
 				 * that one is a hole, as below.)

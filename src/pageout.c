@@ -683,6 +683,22 @@ static void victim_give_up(struct reclaimer *rc, struct victim *v)
 }
 
 /*
+ * A clean victim left in place: a page the program dropped behind uswap's
+ * back (a raw madvise) is a hole now, and its slot holds what it dropped:
+ * the slot goes (the page reads as zeros).  Before anything reads it.
+ */
+static void clean_holes(struct reclaimer *rc, struct victim *v)
+{
+	uint32_t p;
+
+	if (!v->clean || !victim_pagemap(rc, v, 0))
+		return;
+	for (p = 0; p < v->nr_pages; p++)
+		if (!(rc->pm[p] & PM_PRESENT))
+			region_free_entries(v->r, v->page + p, 1);
+}
+
+/*
  * Step 2: capture each victim's contents (the protocol's 2a or 2b).  A
  * victim that cannot be captured is skipped (it stays resident).  Called
  * without locks: the victims are ours (EVICTING), and every change to
@@ -731,6 +747,7 @@ void capture_victims(struct reclaimer *rc, unsigned nv)
 		 * where it is would pin it, and the kernel would give this
 		 * process a copy of its own first), is copied.
 		 */
+		clean_holes(rc, v);
 		if (!(v->vmflags & VMA_PROTECTED) && !(v->fl & F_SHARED) &&
 		    !rc->can_move)
 			continue;

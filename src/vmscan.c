@@ -43,13 +43,15 @@
  *         writable, can be pinned for writing no other way;
  *   3. without locks, the captured contents are written to new slots
  *      (pageout.c; a clean folio's slots already hold it);
- *   4. under op_lock (read), a moved victim goes EVICTING -> SWAPPED, or,
- *      when its store failed or a fault waits on it, its pages are moved
- *      back and it is RESIDENT again (a folio used while it was being
- *      evicted would only come back at once).  One left in place goes
- *      EVICTING -> ZAPPING by compare-and-swap: a write that came in
- *      meanwhile has turned it back to RESIDENT (fault_wp()) and the swap
- *      copy is dropped instead;
+ *   4. under op_lock (read), a moved victim goes EVICTING -> SWAPPED and
+ *      the faults that waited on it are woken, to bring it back (the
+ *      eviction is finished, not undone: reclaim that a faulting reader
+ *      could undo would make no progress under the very pressure it is
+ *      there for, and a read never aborted an eviction); when its store
+ *      failed, its pages are moved back and it is RESIDENT again.  One
+ *      left in place goes EVICTING -> ZAPPING by compare-and-swap: a
+ *      write that came in meanwhile has turned it back to RESIDENT
+ *      (fault_wp()) and the swap copy is dropped instead;
  *   5. the pages of all ZAPPING victims go in one process_madvise call,
  *      and the staging area is emptied; a victim whose pages the kernel
  *      refused to drop (a range locked behind uswap's back) is RESIDENT
@@ -422,17 +424,14 @@ static uint32_t victim_swapped(struct reclaimer *rc, struct victim *v,
 }
 
 /*
- * A moved victim is not evicted after all: its store failed, or a thread
- * faulted on it meanwhile (it was in use: evicting it would only bring it
- * back at once).  Its pages go back, it is RESIDENT on the active list,
- * and the waiters are woken.  Pages moved back are not write-protected,
- * so the folio is clean no more (its slots go); one that was used is not
- * armed any more either; one whose store failed is protected again, to
- * stay armed (else every attempt would re-arm it, and reclaim that cannot
- * store would never find itself stuck).  op_lock (read).
+ * A moved victim is not evicted after all: its store failed.  Its pages
+ * go back, it is RESIDENT on the active list, and the waiters are woken.
+ * Pages moved back are not write-protected: the folio is clean no more
+ * (its slots go), and it is protected again to stay armed (else every
+ * attempt would re-arm it, and reclaim that cannot store would never find
+ * itself stuck).  op_lock (read).
  */
-static void moved_abort(struct reclaimer *rc, struct victim *v, unsigned first,
-			bool used)
+static void moved_abort(struct reclaimer *rc, struct victim *v, unsigned first)
 {
 	struct uswap_runtime *rt = rc->rt;
 	struct region *r = v->r;
@@ -444,8 +443,8 @@ static void moved_abort(struct reclaimer *rc, struct victim *v, unsigned first,
 		for (p = 0; p < v->nr_pages; p++)
 			swap_free_slots(rt, v->ents[p], 1);
 	v->written = false;
-	if (!used && !prim_uffd_wp(rt->uffd, v->addr,
-				   (size_t)v->nr_pages << PAGE_SHIFT, true, false))
+	if (!prim_uffd_wp(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT,
+			  true, false))
 		keep = F_ARMED;
 	pthread_mutex_lock(&r->lru_lock);
 	fl = atomic_load(&f->flags);
@@ -465,8 +464,6 @@ static void moved_abort(struct reclaimer *rc, struct victim *v, unsigned first,
 		memcg_unshare_to_own(rt, v->nr_pages);
 	if (fl & F_WAITERS)
 		prim_uffd_wake(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT);
-	if (used)
-		count_event(rt, USWAP_EVICT_ABORT, 1);
 }
 
 /*
@@ -572,8 +569,8 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 		if (v->how == CAPTURE_MOVED) {
 			/* Step 4 for a moved victim. */
 			for (;;) {
-				if ((!v->clean && !v->written) || (fl & F_WAITERS)) {
-					moved_abort(rc, v, here, fl & F_WAITERS);
+				if (!v->clean && !v->written) {
+					moved_abort(rc, v, here);
 					break;
 				}
 				if (!v->inplace) {

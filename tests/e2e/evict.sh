@@ -17,3 +17,7 @@ for step in child sibling partial wait hole; do
 		echo "$step $folio: $(echo "$out" | tail -1)"
 	done
 done
+# The write-protect path, as on kernels without UFFDIO_MOVE.
+out=$(USWAP_UFFD_FEATURES_OFF=65536 timeout 120 "$b" hole 64K 2>&1) ||
+	{ echo "FAIL: hole 64K, write-protect path"; echo "$out"; exit 1; }
+echo "hole 64K, write-protect path: $(echo "$out" | tail -1)"

@@ -6,7 +6,9 @@
 # MAP_LOCKED, and a lock made with the raw system call.  Locked pages are
 # never evicted and hold their data; the process's peak RSS stays near the
 # budget; a lock larger than the budget fails at once (ENOMEM, EAGAIN);
-# MADV_DONTNEED of locked memory fails as the kernel's.  uswap never logs
+# MADV_DONTNEED of locked memory fails as the kernel's; a lock made behind
+# uswap's back is found when the kernel refuses to drop it
+# (unevictable_pgs_culled), and the pages stay.  uswap never logs
 # that dropping evicted pages failed, and at the end of "lock" the 8 MiB
 # still locked are charged and counted (nr_mlock, nr_unevictable).
 B=${USWAP_BUILD:-build}
@@ -50,6 +52,9 @@ print(f"{name}: pswpout {v['pswpout']} resident at exit {v['resident_bytes'] // 
 assert v["swap_corrupt"] == 0 and v["swap_io_error"] == 0, "swap errors"
 assert v["pswpout"] > 0 or step == "toolarge", "nothing was evicted"
 assert v["resident_peak"] <= 17 * MiB, "the charge passed the budget"
+if step == "raw":
+    assert v.get("unevictable_pgs_culled", 0) > 0, \
+        "the pages locked behind uswap's back were never found refused"
 if step == "lock":
     assert v.get("nr_mlock") == 2048 and v.get("nr_unevictable") == 2048, \
         "the 8 MiB locked at exit are not counted as nr_mlock and nr_unevictable"
