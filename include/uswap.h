@@ -331,6 +331,42 @@ void *uswap_mremap(struct uswap_runtime *rt, void *old_addr, size_t old_len,
 		   size_t new_len, int flags, void *new_addr);
 int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len, int advice);
 
+/*
+ * Protections and locks, for a host that interposes them (the preload
+ * library): uswap_mprotect, uswap_pkey_mprotect, uswap_mlock2 (flags as
+ * mlock2(2): 0 or MLOCK_ONFAULT), uswap_munlock, uswap_mlockall,
+ * uswap_munlockall.  Each does what the system call does and returns
+ * what it returns, with errno set on failure; uswap learns what managed
+ * memory it may evict and how to read it without touching it.  Locked
+ * managed memory is charged and never evicted; a lock that would leave
+ * no room under max fails with ENOMEM, as one past RLIMIT_MEMLOCK, and
+ * brings nothing in.
+ */
+int uswap_mprotect(struct uswap_runtime *rt, void *addr, size_t len, int prot);
+int uswap_pkey_mprotect(struct uswap_runtime *rt, void *addr, size_t len,
+			int prot, int pkey);
+int uswap_mlock2(struct uswap_runtime *rt, const void *addr, size_t len,
+		 unsigned int flags);
+int uswap_munlock(struct uswap_runtime *rt, const void *addr, size_t len);
+int uswap_mlockall(struct uswap_runtime *rt, int flags);
+int uswap_munlockall(struct uswap_runtime *rt);
+
+/*
+ * io_uring fixed buffers: the nr ranges of iov (struct iovec) are about
+ * to be registered with the ring whose descriptor is ring_fd, which pins
+ * their pages: managed memory among them is treated as locked until
+ * uswap_unpin(rt, ring_fd) (the buffers unregistered, the ring closed).
+ * Returns 0 when pinned; 1 when nothing was done because the ring has
+ * buffers already (the kernel refuses a second registration); -ENOMEM
+ * when they would leave no room under max (nothing is pinned then).  A
+ * negative ring_fd names pins of their own (an update of a ring's
+ * buffers, as -1 - ring_fd), which are always added.
+ */
+struct iovec;
+int uswap_pin(struct uswap_runtime *rt, int ring_fd, const struct iovec *iov,
+	      unsigned nr);
+void uswap_unpin(struct uswap_runtime *rt, int ring_fd);
+
 /* Is [addr, addr+len) wholly or partly managed?  1, 0. */
 int uswap_is_managed(struct uswap_runtime *rt, const void *addr, size_t len);
 
@@ -432,6 +468,17 @@ enum uswap_counter {
 	USWAP_FAULT_THREAD_RESTARTS,	/* fault threads the watchdog started:
 					   one had ended (its read failed), or
 					   was stuck on a fault */
+	USWAP_EVICT_MOVE,		/* pages evicted by moving them out of the
+					   program's reach (UFFDIO_MOVE) */
+	USWAP_EVICT_BUSY,		/* evictions refused: a page was pinned for
+					   I/O (the folio stays resident) */
+	USWAP_EVICT_WAIT,		/* faults that waited for a folio whose
+					   pages were moving out (never zeros) */
+	USWAP_UNEVICTABLE_PGS_CULLED,	/* pages the kernel refused to drop (locked
+					   behind uswap's back): kept resident */
+	USWAP_NR_UNEVICTABLE,		/* now: resident pages locked or pinned,
+					   never evicted (nr_unevictable) */
+	USWAP_NR_MLOCK,			/* now: of them, pages locked (nr_mlock) */
 	USWAP_NR_COUNTERS
 };
 

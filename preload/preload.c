@@ -11,7 +11,10 @@
  * families (fds.c: uswap's descriptors stay out of the program's reach),
  * the exec family and spawns (exec.c: the budget's descriptor goes only
  * where the preload runs), and the credential changes (creds.c: a process
- * leaves its tree first).  Only those symbols are exported (preload.map).
+ * leaves its tree first); and (protect.c) mprotect, the mlock family and
+ * io_uring buffer registration, so that uswap knows which managed memory
+ * it may evict and how to read it.  Only those symbols are exported
+ * (preload.map).
  *
  * After fork the runtime carries on in the child, sharing its parent's
  * slots and budget (runtime.c); a child that could not keep it has its

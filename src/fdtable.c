@@ -159,6 +159,7 @@ static const char *const kind_name[NR_FD_KINDS] = {
 	[FD_BUDGET]		= "budget",
 	[FD_BUDGET_EXEC]	= "budget (for exec)",
 	[FD_PAGEMAP]		= "pagemap",
+	[FD_SELF_MEM]		= "/proc/self/mem",
 	[FD_PIDFD]		= "pidfd",
 	[FD_WAKE]		= "wake-up pipe",
 	[FD_RING]		= "io_uring instance",

@@ -18,6 +18,7 @@ enum fd_kind {
 	FD_BUDGET,		/* the tree's budget (memfd) */
 	FD_BUDGET_EXEC,		/* its copy handed to exec'd programs */
 	FD_PAGEMAP,		/* /proc/self/pagemap */
+	FD_SELF_MEM,		/* /proc/self/mem (the reclaimer's) */
 	FD_PIDFD,		/* this process's pidfd */
 	FD_WAKE,		/* a fault threads' wake-up pipe */
 	FD_RING,		/* an io_uring instance */

@@ -90,6 +90,14 @@ enum folio_state {
 					   mapped by other processes of the
 					   tree too, charged once to the tree's
 					   `shared` (fork_share.c); WP'd */
+#define F_MOVED		(1u << 14)	/* EVICTING, its pages in (or on their
+					   way into or out of) the reclaimer's
+					   staging area: a fault on it waits
+					   (F_WAITERS), a write does not abort */
+#define F_UNEVICTABLE	(1u << 15)	/* resident and locked or pinned
+					   (mlock.c): off the LRU, charged */
+#define F_BUSY		(1u << 22)	/* refused eviction: a page pinned
+					   (vmscan.c); tried again less */
 #define FOLIO_NODE_SHIFT	16
 #define FOLIO_NODE_MASK		(0x3fu << FOLIO_NODE_SHIFT)	/* 64 nodes */
 
@@ -272,6 +280,45 @@ struct memcg {
 					   went into `reaped` */
 };
 
+/*
+ * What the kernel's VMAs say about managed memory that reclaim must know
+ * (vma.c): segments whose attributes differ from a fresh managed mapping
+ * (read-write, key 0, not locked, not pinned), sorted.  Changed under
+ * op_lock held for writing, read under op_lock.
+ */
+struct vma_attr {
+	uint8_t prot;		/* PROT_* */
+	uint8_t lock;		/* 0, VMA_LOCK_ALL or VMA_LOCK_ONFAULT */
+	int16_t pkey;		/* protection key, 0 by default */
+	uint32_t pins;		/* io_uring buffer registrations over it */
+};
+
+struct vma_seg {
+	uintptr_t start, end;
+	struct vma_attr a;
+};
+
+struct vma_map {
+	struct vma_seg *seg;
+	unsigned nr, cap;
+	size_t map_len;
+};
+
+#define VMA_PROTECTED	(1u << 0)	/* not read-write, or under a key */
+#define VMA_LOCKED	(1u << 1)
+#define VMA_PINNED	(1u << 2)
+#define VMA_ONFAULT	(1u << 3)	/* locked as pages fault in */
+
+/* vma_attr.lock */
+#define VMA_LOCK_ALL		1	/* mlock: every page in */
+#define VMA_LOCK_ONFAULT	2	/* MLOCK_ONFAULT, MCL_ONFAULT */
+
+/* A range registered as io_uring fixed buffers (mlock.c), by its ring. */
+struct pin {
+	int owner;
+	uintptr_t start, end;
+};
+
 #define MAX_CPUS	1024u
 
 /* Per swap device counters (the "swaps" rows of the stats). */
@@ -354,7 +401,22 @@ struct uswap_runtime {
 	pthread_t watchdog_thread;
 	bool watchdog_started;
 	struct reclaimer *reclaimer;	/* its state (vmscan.c), or NULL */
+	_Atomic int reclaim_tid;	/* its thread's id, once it runs */
 	int wake_pipe[2];		/* wakes fault threads at shutdown */
+
+	/*
+	 * Protections, locks and pins of managed memory (vma.c, mprotect.c,
+	 * mlock.c), under op_lock; mcl: the MCL_FUTURE and MCL_ONFAULT of the
+	 * last mlockall(), for mappings to come; pins: the ranges registered
+	 * as io_uring buffers, by ring.
+	 */
+	struct vma_map vmas;
+	_Atomic int mcl;
+	_Atomic unsigned mlockall_gen;	/* bumped by mlockall(MCL_CURRENT),
+					   which locks uswap's own memory too */
+	struct pin *pins;
+	unsigned nr_pins, cap_pins;
+	size_t pins_len;
 
 	void *zero_buf;			/* MAX folio of zeros, read-only */
 	void *thread_bufs;		/* one folio buffer per fault thread */
@@ -369,6 +431,7 @@ struct uswap_runtime {
 	_Atomic bool logged_unmanaged;
 	_Atomic uint64_t unmanaged_checked_us;
 	bool logged_starved, logged_restart, logged_stuck, logged_read;
+	bool logged_move, logged_zap;
 };
 
 /*
@@ -426,6 +489,18 @@ void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,
 int prim_madvise(void *addr, size_t len, int advice);
 /* Zap many ranges at once (process_madvise, else one madvise each). */
 int prim_zap_ranges(const struct iovec *iov, size_t n);
+/* The same, each range's 0 or -errno in errs[], every range tried. */
+int prim_zap_ranges_each(const struct iovec *iov, size_t n, int *errs);
+/* UFFD_FEATURE_MOVE (Linux 6.8): UFFDIO_MOVE of anonymous pages. */
+#define PRIM_UFFD_FEATURE_MOVE	(1ull << 16)
+int prim_uffd_move(int uffd, uintptr_t dst, uintptr_t src, size_t len,
+		   bool allow_holes, size_t *moved);
+/* Register [start, start+len) for write-protect faults only. */
+int prim_uffd_register_wp(int uffd, uintptr_t start, size_t len);
+int prim_self_mem_open(void);
+/* mlock2(2) (lock) or munlock(2) of [addr, addr+len): 0 or -errno. */
+int prim_mlock(void *addr, size_t len, bool lock, bool onfault);
+ssize_t prim_read_pinned(void *buf, uintptr_t addr, size_t len);
 /* The pidfd prim_zap_ranges keeps: opened as a runtime is created,
    closed when the last one is gone. */
 void prim_self_pidfd_open(void);
@@ -736,5 +811,48 @@ int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,
 /* mmap.c */
 void settle_range(struct uswap_runtime *rt, uintptr_t start, uintptr_t end);
 void settle_done(struct uswap_runtime *rt);
+
+/* vma.c: the attributes of managed memory (struct vma_map). */
+int vma_update(struct vma_map *m, uintptr_t start, uintptr_t end,
+	       void (*fn)(struct vma_attr *, const void *), const void *arg);
+void vma_forget(struct vma_map *m, uintptr_t start, uintptr_t end);
+void vma_move(struct vma_map *m, uintptr_t old, size_t old_len, uintptr_t new,
+	      size_t new_len);
+unsigned vma_flags(const struct vma_map *m, uintptr_t start, uintptr_t end);
+void vma_unevictable_pages(const struct vma_map *m, uintptr_t start,
+			   uintptr_t end, uint64_t *added, uint64_t *total);
+void vma_clear_locks(struct vma_map *m);
+const struct vma_seg *vma_segments(const struct vma_map *m, unsigned *nr);
+void vma_map_destroy(struct vma_map *m);
+
+/* mprotect.c: mprotect(2) of managed memory. */
+
+/*
+ * mlock.c: locked and pinned memory.  A folio coming in: does it stay off
+ * the LRU?  op_lock held.
+ */
+static inline bool folio_unevictable(struct uswap_runtime *rt, uintptr_t addr,
+				     size_t len)
+{
+	return vma_flags(&rt->vmas, addr, addr + len) & (VMA_LOCKED | VMA_PINNED);
+}
+/* Mark the resident folios of [start, end) by their locks and pins, and
+   take them off (or put them back on) the LRU.  op_lock (write). */
+void unevictable_update(struct uswap_runtime *rt, uintptr_t start,
+			uintptr_t end);
+/* For uswap_mmap: may a locked mapping of len bytes be made (0 or
+   -EAGAIN), and mark a new region locked and, if the kernel populated it,
+   resident.  op_lock (write) for the second. */
+int mlock_future_check(struct uswap_runtime *rt, size_t len);
+void mlock_new_region(struct uswap_runtime *rt, uintptr_t start, size_t len,
+		      bool locked, bool populated);
+/* munmap: pins of the range are forgotten with it.  op_lock (write). */
+void mlock_forget(struct uswap_runtime *rt, uintptr_t start, uintptr_t end);
+/* In a fork child: locks and pins are not inherited. */
+void mlock_fork_child(struct uswap_runtime *rt);
+void mlock_destroy(struct uswap_runtime *rt);
+/* The gauges nr_unevictable and nr_mlock, in pages. */
+void mlock_counts(struct uswap_runtime *rt, uint64_t *unevictable,
+		  uint64_t *mlocked);
 
 #endif /* USWAP_INTERNAL_H */

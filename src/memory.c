@@ -11,10 +11,17 @@
  *     (fault_swap_in).  A read fault installs it write-protected and keeps
  *     the slots: while nobody writes, the folio is clean and can be dropped
  *     again without I/O (the kernel's swap cache);
+ *   - a missing page of a folio being evicted whose pages the reclaimer
+ *     moved into its staging area (F_MOVED, vmscan.c): not a hole, never
+ *     zeros; the fault waits (F_WAITERS) and the reclaimer wakes it once
+ *     the folio is swapped (then it faults the folio back in), or moved
+ *     back (its store failed);
  *   - a write-protect fault: a write to an armed folio (referenced), to a
  *     clean one (now dirty: its slots are freed), to one being evicted
- *     (the eviction is aborted), or to one shared by fork (the writer is
- *     charged for it, fork_share.c) (fault_wp).
+ *     (the eviction is aborted, unless its pages are moving out: then it
+ *     waits as above), or to one shared by fork (the writer is charged
+ *     for it, fork_share.c) (fault_wp).
+ *   - a folio coming in under a lock or a pin (mlock.c) stays off the LRU.
  * Several threads faulting on one folio get one load: the first takes the
  * folio to LOADING, the others find it so and return; UFFDIO_COPY wakes
  * every thread waiting in its range.
@@ -332,7 +339,8 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 			continue;
 		}
 		atomic_store(&g->flags, (gl & F_WORKINGSET) | FOLIO_RESIDENT |
-					clean);
+					clean | (folio_unevictable(rt, a, len) ?
+						 F_UNEVICTABLE : 0));
 		pthread_mutex_lock(&r->lru_lock);
 		lru_add(r, i + 1 + k, false);
 		pthread_mutex_unlock(&r->lru_lock);
@@ -468,6 +476,8 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 		count_event(rt, USWAP_ZERO_FILL, 1);
 	}
 	fl = (fl & F_WORKINGSET) | FOLIO_RESIDENT | (keep_clean ? F_CLEAN : 0);
+	if (folio_unevictable(rt, addr, len))
+		fl |= F_UNEVICTABLE;	/* locked or pinned: no list */
 	atomic_store(&f->flags, fl);
 	pthread_mutex_lock(&r->lru_lock);
 	lru_add(r, i, active);
@@ -475,7 +485,8 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	return 0;
 }
 
-static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write)
+static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write,
+			  int tid)
 {
 	struct uswap_runtime *rt = ft->rt;
 	struct region *r;
@@ -502,6 +513,25 @@ static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write)
 		switch (folio_state(fl)) {
 		case FOLIO_RESIDENT:
 		case FOLIO_EVICTING:
+			if ((fl & F_MOVED) &&
+			    tid != atomic_load(&rt->reclaim_tid)) {
+				/*
+				 * Its pages are in the reclaimer's staging area,
+				 * not gone: never zeros here.  The reclaimer
+				 * wakes us once it is evicted (or moved back).
+				 * (The reclaimer itself, reading a page it left
+				 * in place, finds one the program dropped since:
+				 * that one is a hole, as below.)
+				 */
+				if (!atomic_compare_exchange_strong(&f->flags, &fl,
+								    fl | F_WAITERS)) {
+					pthread_rwlock_unlock(&rt->op_lock);
+					continue;
+				}
+				pthread_rwlock_unlock(&rt->op_lock);
+				count_event(rt, USWAP_EVICT_WAIT, 1);
+				return;
+			}
 			fault_repair(rt, addr);
 			pthread_rwlock_unlock(&rt->op_lock);
 			return;
@@ -602,10 +632,20 @@ again:
 	for (;;) {
 		unsigned s = folio_state(fl);
 
-		if (s == FOLIO_ZAPPING) {
+		if (s == FOLIO_ZAPPING ||
+		    (s == FOLIO_EVICTING && (fl & F_MOVED))) {
+			/*
+			 * Being dropped, or its pages moved out (this fault
+			 * was raised before the move): no abort, the page is
+			 * not here to unprotect.  The reclaimer wakes us when
+			 * it is done, and the write faults again.
+			 */
 			if (atomic_compare_exchange_weak(&f->flags, &fl,
-							 fl | F_WAITERS))
+							 fl | F_WAITERS)) {
+				if (s == FOLIO_EVICTING)
+					count_event(rt, USWAP_EVICT_WAIT, 1);
 				break;
+			}
 			continue;
 		}
 		if (s != FOLIO_RESIDENT && s != FOLIO_EVICTING) {
@@ -680,7 +720,9 @@ static void handle_msg(struct fault_thread *ft, const struct uffd_msg *msg,
 	if (flags & UFFD_PAGEFAULT_FLAG_WP)
 		fault_wp(ft, addr);
 	else
-		fault_missing(ft, addr, flags & UFFD_PAGEFAULT_FLAG_WRITE);
+		fault_missing(ft, addr, flags & UFFD_PAGEFAULT_FLAG_WRITE,
+			      ft->rt->features & UFFD_FEATURE_THREAD_ID ?
+			      (int)msg->arg.pagefault.feat.ptid : 0);
 	count_event(ft->rt, USWAP_UFFD_EAGAIN, prim_uffd_eagain_take());
 	fault_done(ft->rt, t0);
 	if (ft->rt->features & UFFD_FEATURE_THREAD_ID)

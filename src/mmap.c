@@ -94,16 +94,20 @@ EXPORT int uswap_is_managed(struct uswap_runtime *rt, const void *addr,
 			    size_t len)
 {
 	uintptr_t s = (uintptr_t)addr, e = s + len;
-	unsigned i;
-	int found = 0;
+	unsigned lo = 0, hi, i;
+	int found;
 
 	pthread_rwlock_rdlock(&rt->op_lock);
-	i = 0;
-	for (; i < rt->nr_regions; i++)
-		if (rt->regions[i]->start < e && rt->regions[i]->end > s) {
-			found = 1;
-			break;
-		}
+	/* The first region ending after s (the table is sorted): it or none. */
+	hi = rt->nr_regions;
+	while (lo < hi) {
+		i = (lo + hi) / 2;
+		if (rt->regions[i]->end <= s)
+			lo = i + 1;
+		else
+			hi = i;
+	}
+	found = lo < rt->nr_regions && rt->regions[lo]->start < e;
 	pthread_rwlock_unlock(&rt->op_lock);
 	return found;
 }
@@ -131,7 +135,7 @@ static bool wants_managing(struct uswap_runtime *rt, size_t len, int prot,
 		return false;
 	if ((flags & MAP_TYPE) != MAP_PRIVATE || !(flags & MAP_ANONYMOUS))
 		return false;
-	if (flags & (MAP_GROWSDOWN | MAP_STACK | MAP_HUGETLB | MAP_LOCKED))
+	if (flags & (MAP_GROWSDOWN | MAP_STACK | MAP_HUGETLB))
 		return false;
 	if ((prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE))
 		return false;
@@ -163,6 +167,7 @@ static int unmap_managed_locked(struct uswap_runtime *rt, uintptr_t s,
 			continue;
 		}
 		region_drop_range(r, a, b, true);
+		mlock_forget(rt, a, b);
 		err = region_cut(rt, r, a, b);
 		if (err)
 			break;
@@ -180,23 +185,47 @@ static int unmap_managed_locked(struct uswap_runtime *rt, uintptr_t s,
 EXPORT void *uswap_mmap(struct uswap_runtime *rt, void *addr, size_t len,
 			int prot, int flags, int fd, long offset)
 {
+	bool managed = rt && wants_managing(rt, len, prot, flags, fd);
+	bool locked = false, populate = false, fixed_over;
+	size_t plen = (len + PAGE_SIZE - 1) & PAGE_MASK;
+	int mcl = rt ? atomic_load(&rt->mcl) : 0;
 	void *p;
-	int err;
+	int err = 0;
 
-	if (!rt || !wants_managing(rt, len, prot, flags, fd))
+	fixed_over = rt && (flags & MAP_FIXED) &&
+		     !((uintptr_t)addr & (PAGE_SIZE - 1)) && len &&
+		     uswap_is_managed(rt, addr, plen);
+	if (!managed && !fixed_over)
 		return prim_mmap(addr, len, prot, flags, fd, offset);
-	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
-	/*
-	 * MAP_FIXED replaces whatever was there: managed memory under it
-	 * leaves the tables first, and the kernel replaces its pages in the
-	 * same call that maps the new ones.  (Unmapping first would open a
-	 * window in which another thread's mmap could be given the range, and
-	 * MAP_FIXED would then take it from that thread.)
-	 */
-	if ((flags & MAP_FIXED) && !((uintptr_t)addr & (PAGE_SIZE - 1)) &&
-	    uswap_is_managed(rt, addr, len)) {
-		settle_range(rt, (uintptr_t)addr, (uintptr_t)addr + len);
-		unmap_managed_locked(rt, (uintptr_t)addr, (uintptr_t)addr + len,
+	if (managed) {
+		/*
+		 * Locked (MAP_LOCKED, or mlockall(MCL_FUTURE) before): within
+		 * what the budget can hold, or EAGAIN as the kernel's past its
+		 * limit.  The kernel populates a locked (or MAP_POPULATE)
+		 * mapping before uswap can register it: its pages are charged
+		 * first, as the fault path would charge them.
+		 */
+		locked = (flags & MAP_LOCKED) || (mcl & MCL_FUTURE);
+		populate = (locked && !(mcl & MCL_ONFAULT)) ||
+			   (flags & (MAP_POPULATE | MAP_NONBLOCK)) == MAP_POPULATE;
+		if (locked && (err = mlock_future_check(rt, plen))) {
+			errno = -err;
+			return MAP_FAILED;
+		}
+		if (populate)
+			memcg_charge(rt, (unsigned)(plen >> PAGE_SHIFT));
+	}
+	if (fixed_over) {
+		/*
+		 * MAP_FIXED replaces whatever was there: managed memory under
+		 * it leaves the tables first (whatever the new mapping is),
+		 * and the kernel replaces its pages in the same call that maps
+		 * the new ones.  (Unmapping first would open a window in which
+		 * another thread's mmap could be given the range, and
+		 * MAP_FIXED would then take it from that thread.)
+		 */
+		settle_range(rt, (uintptr_t)addr, (uintptr_t)addr + plen);
+		unmap_managed_locked(rt, (uintptr_t)addr, (uintptr_t)addr + plen,
 				     false);
 	} else {
 		settle_range(rt, 0, 0);
@@ -204,23 +233,33 @@ EXPORT void *uswap_mmap(struct uswap_runtime *rt, void *addr, size_t len,
 	if (rt->defunct) {
 		/* The process left its tree meanwhile (detach.c). */
 		settle_done(rt);
+		if (populate)
+			memcg_uncharge(rt, plen >> PAGE_SHIFT);
 		return prim_mmap(addr, len, prot, flags, fd, offset);
 	}
-	p = prim_mmap(addr, len, prot, flags, fd, offset);
+	p = prim_mmap(addr, managed ? plen : len, prot, flags, fd, offset);
 	if (p == MAP_FAILED) {
 		err = errno;
 		if (flags & MAP_FIXED)	/* what may be left there is unmanaged */
-			prim_uffd_unregister(rt->uffd, (uintptr_t)addr, len);
+			prim_uffd_unregister(rt->uffd, (uintptr_t)addr, plen);
 		settle_done(rt);
+		if (populate)
+			memcg_uncharge(rt, plen >> PAGE_SHIFT);
 		errno = err;
 		return MAP_FAILED;
 	}
-	err = region_add(rt, (uintptr_t)p, len);
+	if (managed) {
+		err = region_add(rt, (uintptr_t)p, plen);
+		if (!err && (locked || populate))
+			mlock_new_region(rt, (uintptr_t)p, plen, locked, populate);
+	}
 	settle_done(rt);
 	if (err) {
 		/* Cannot manage it: the program still gets its memory. */
 		uswap_log("cannot manage a mapping of %zu bytes: %s; left unmanaged",
-			  len, strerror(-err));
+			  plen, strerror(-err));
+		if (populate)
+			memcg_uncharge(rt, plen >> PAGE_SHIFT);
 	}
 	return p;
 }
@@ -290,9 +329,9 @@ EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 {
 	uintptr_t s, e;
 	unsigned i;
+	int err;
 
-	if (!rt || (advice != MADV_DONTNEED && advice != MADV_FREE &&
-		    advice != MADV_REMOVE) ||
+	if (!rt || (advice != MADV_DONTNEED && advice != MADV_FREE) ||
 	    !uswap_is_managed(rt, addr, len))
 		return prim_madvise(addr, len, advice) ? -1 : 0;
 	if (page_align_range(addr, len, &s, &e)) {
@@ -300,6 +339,12 @@ EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 		return -1;
 	}
 	settle_range(rt, s, e);
+	/* The kernel refuses to drop locked pages: so does uswap, first. */
+	if (vma_flags(&rt->vmas, s, e) & VMA_LOCKED) {
+		settle_done(rt);
+		errno = EINVAL;
+		return -1;
+	}
 	/*
 	 * MADV_FREE's pages may read back old data or zeros; uswap makes
 	 * them zeros at once, as MADV_DONTNEED.
@@ -312,8 +357,7 @@ EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 		if (a < b)
 			region_drop_range(r, a, b, false);
 	}
-	prim_madvise(addr, len, advice == MADV_REMOVE ? MADV_REMOVE :
-		     MADV_DONTNEED);
+	err = prim_madvise(addr, len, MADV_DONTNEED);
 	memcg_share_unlock(rt->memcg);
 	for (i = 0; i < rt->nr_regions; i++) {
 		struct region *r = rt->regions[i];
@@ -323,6 +367,10 @@ EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 			refill_partial(rt, r, a, b);
 	}
 	settle_done(rt);
+	if (err) {
+		errno = -err;
+		return -1;
+	}
 	return 0;
 }
 
@@ -338,6 +386,7 @@ EXPORT void *uswap_mremap(struct uswap_runtime *rt, void *old_addr,
 			  void *new_addr)
 {
 	uintptr_t s = (uintptr_t)old_addr, e;
+	unsigned lock;
 	struct region *r;
 	void *p;
 	int err;
@@ -364,16 +413,31 @@ EXPORT void *uswap_mremap(struct uswap_runtime *rt, void *old_addr,
 			return MAP_FAILED;
 		}
 	}
+	/*
+	 * A locked mapping that grows: the kernel would bring the new part
+	 * in at the end of mremap, through the fault threads, which wait for
+	 * the op_lock held here.  It is unlocked for the move and locked
+	 * again after (within the budget, else EAGAIN as the kernel's).
+	 */
+	lock = vma_flags(&rt->vmas, s, e) & (VMA_LOCKED | VMA_ONFAULT);
+	if ((lock & VMA_LOCKED) && new_len > e - s) {
+		err = mlock_future_check(rt, new_len - (e - s));
+		if (err)
+			goto err_unlock;
+		prim_mlock(old_addr, e - s, false, 0);
+	} else {
+		lock = 0;
+	}
 	if (new_len < e - s) {
 		/* Shrink: the tail goes as munmap would. */
 		err = unmap_managed_locked(rt, s + new_len, e, false);
 		if (err)
-			goto err_unlock;
+			goto err_relock;
 	}
 	p = prim_mremap(old_addr, old_len, new_len, flags, new_addr);
 	if (p == MAP_FAILED) {
 		err = -errno;
-		goto err_unlock;
+		goto err_relock;
 	}
 	r = region_find_locked(rt, s);
 	if (r && (new_len > e - s || (uintptr_t)p != s)) {
@@ -385,6 +449,7 @@ EXPORT void *uswap_mremap(struct uswap_runtime *rt, void *old_addr,
 			goto err_unlock;
 		}
 		err = region_move(rt, r, (uintptr_t)p, new_len);
+		vma_move(&rt->vmas, s, e - s, (uintptr_t)p, new_len);
 		if (err) {
 			uswap_log("mremap: cannot move region state: %s",
 				  strerror(-err));
@@ -392,8 +457,13 @@ EXPORT void *uswap_mremap(struct uswap_runtime *rt, void *old_addr,
 		}
 	}
 	settle_done(rt);
+	if (lock)
+		prim_mlock(p, new_len, true, lock & VMA_ONFAULT);
 	return p;
 
+err_relock:
+	if (lock)
+		prim_mlock(old_addr, e - s, true, lock & VMA_ONFAULT);
 err_unlock:
 	settle_done(rt);
 	errno = -err;

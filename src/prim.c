@@ -63,6 +63,20 @@ struct uffdio_poison {
 #ifndef USERFAULTFD_IOC_NEW
 #define USERFAULTFD_IOC_NEW		_IO(0xAA, 0x00)
 #endif
+#ifndef UFFDIO_MOVE
+struct uffdio_move {
+	__u64 dst;
+	__u64 src;
+	__u64 len;
+	__u64 mode;
+	__s64 move;
+};
+#define UFFDIO_MOVE	_IOWR(UFFDIO, 0x05, struct uffdio_move)
+#endif
+#ifndef UFFDIO_MOVE_MODE_DONTWAKE
+#define UFFDIO_MOVE_MODE_DONTWAKE		((__u64)1 << 0)
+#define UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES	((__u64)1 << 1)
+#endif
 #ifndef SYS_process_madvise
 #define SYS_process_madvise		440
 #endif
@@ -200,6 +214,22 @@ int prim_uffd_register(int uffd, uintptr_t start, size_t len, bool wp)
 	return fd_ioctl(uffd, UFFDIO_REGISTER, &reg);
 }
 
+/*
+ * uswap's own staging area (vmscan.c): registered so that pages may be
+ * moved into it (UFFDIO_MOVE wants its destination registered with the
+ * same userfaultfd), for write-protect faults only, so that a page never
+ * moved there reads as zeros rather than raising a fault no one serves.
+ */
+int prim_uffd_register_wp(int uffd, uintptr_t start, size_t len)
+{
+	struct uffdio_register reg = {
+		.range = { .start = start, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_WP,
+	};
+
+	return ioctl(uffd, UFFDIO_REGISTER, &reg) < 0 ? -errno : 0;
+}
+
 int prim_uffd_unregister(int uffd, uintptr_t start, size_t len)
 {
 	struct uffdio_range range = { .start = start, .len = len };
@@ -275,6 +305,10 @@ static int uffd_copy_once(int uffd, struct uffdio_copy *c)
  * goes on past it: stopping there would leave the pages after it missing
  * in a folio taken for resident.  The call then returns -EEXIST after the
  * rest is installed, so that the caller knows one page is not its copy.
+ * A range that spans several mappings (a folio part of which the program
+ * gave another protection, splitting its mapping) is refused whole with
+ * ENOENT: it is installed piece by piece, halving the length tried until
+ * a piece fits in one mapping; a single page refused so has no mapping.
  * *copied says how far it got (len unless another error stopped it).
  */
 int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
@@ -282,7 +316,7 @@ int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
 {
 	struct fd_entry *fe;
 	const int canonical = uffd;
-	size_t done = 0;
+	size_t done = 0, want = len;
 	int ret = 0;
 
 	uffd = fd_use(canonical, &fe);
@@ -290,19 +324,24 @@ int prim_uffd_copy(int uffd, uintptr_t dst, const void *src, size_t len,
 		struct uffdio_copy c = {
 			.dst = dst + done,
 			.src = (uintptr_t)src + done,
-			.len = len - done,
+			.len = MIN(want, len - done),
 			.mode = wp ? UFFDIO_COPY_MODE_WP : 0,
 		};
 		int err = uffd_copy_once(uffd, &c);
 
 		if (!err) {
-			done = len;
-			break;
+			done += c.len;
+			want = len;
+			continue;
 		}
 		if (c.copy > 0)
 			done += (size_t)c.copy;
 		if (err == EAGAIN) {
 			uffd_eagain++;
+			continue;
+		}
+		if (err == ENOENT && c.copy <= 0 && c.len > PAGE_SIZE) {
+			want = (c.len / 2 + PAGE_SIZE - 1) & PAGE_MASK;
 			continue;
 		}
 		if (err != EEXIST) {
@@ -327,6 +366,58 @@ ssize_t prim_uffd_read(int uffd, void *msgs, size_t len)
 		return -EIO;
 	n = read(uffd, msgs, len);
 	return n < 0 ? -errno : n;
+}
+
+/*
+ * Move len bytes of present anonymous pages from src to dst, which lies
+ * in a range registered with uffd and has no page mapped (UFFDIO_MOVE,
+ * Linux 6.8): atomically, page by page, so that after the move nobody
+ * can reach a page at src.  With allow_holes, a page missing at src
+ * leaves dst missing too.  Returns 0, or the -errno of the page that
+ * could not move (EBUSY: pinned, or shared with another process; EINVAL:
+ * the two mappings differ in protection or lock, or src spans two
+ * mappings; ENOENT: a hole); *moved says how many bytes moved before it.
+ * Nobody is woken.
+ */
+int prim_uffd_move(int uffd, uintptr_t dst, uintptr_t src, size_t len,
+		   bool allow_holes, size_t *moved)
+{
+	struct fd_entry *fe;
+	size_t done = 0;
+	unsigned again = 0;
+	int ret = 0;
+
+	uffd = fd_use(uffd, &fe);
+	while (done < len) {
+		struct uffdio_move m = {
+			.dst = dst + done,
+			.src = src + done,
+			.len = len - done,
+			.mode = UFFDIO_MOVE_MODE_DONTWAKE |
+				(allow_holes ? UFFDIO_MOVE_MODE_ALLOW_SRC_HOLES : 0),
+		};
+		int err;
+
+		if (ioctl(uffd, UFFDIO_MOVE, &m) == 0) {
+			done = len;
+			break;
+		}
+		err = errno;
+		if (m.move > 0) {
+			/* Short: the next call says what stopped it. */
+			done += (size_t)m.move;
+			continue;
+		}
+		if (err == EAGAIN && ++again < 1000) {
+			uffd_eagain++;
+			continue;
+		}
+		ret = -err;
+		break;
+	}
+	fd_unuse(fe);
+	*moved = done;
+	return ret;
 }
 
 int prim_uffd_wp(int uffd, uintptr_t start, size_t len, bool protect, bool wake)
@@ -488,14 +579,19 @@ void prim_self_pidfd_close(void)
  * MADV_DONTNEED many ranges with as few calls as possible: process_madvise
  * on our own pidfd batches up to 1024 ranges and one TLB flush; kernels
  * that lack it (or refuse MADV_DONTNEED through it) get one madvise per
- * range.
+ * range.  With errs, errs[i] gets range i's 0 or -errno (a range the
+ * kernel refused, a locked one, may have been dropped in part), and every
+ * range is tried; without, the first failure stops it.  Returns 0, or
+ * the first -errno.
  */
-int prim_zap_ranges(const struct iovec *iov, size_t n)
+int prim_zap_ranges_each(const struct iovec *iov, size_t n, int *errs)
 {
-	size_t i = 0;
+	size_t i = 0, j;
+	int first = 0, err, perr;
+	bool refused;
 
 	while (i < n && !no_process_madvise) {
-		size_t batch = MIN(n - i, (size_t)1024), want = 0, j;
+		size_t batch = MIN(n - i, (size_t)1024), want = 0, got = 0;
 		int fd = self_pidfd_get();
 		ssize_t done;
 
@@ -510,32 +606,98 @@ int prim_zap_ranges(const struct iovec *iov, size_t n)
 			want += iov[i + j].iov_len;
 		done = syscall(SYS_process_madvise, fd_use(fd, &e), iov + i,
 			       batch, MADV_DONTNEED, 0);
+		perr = done < 0 ? errno : 0;
 		fd_unuse(e);
-		if (done < 0) {
-			if (errno == EINVAL || errno == ENOSYS ||
-			    errno == EPERM || errno == EBADF) {
-				no_process_madvise = true;
-				break;
+		if (done == (ssize_t)want) {
+			if (errs)
+				memset(errs + i, 0, batch * sizeof(*errs));
+			i += batch;
+			continue;
+		}
+		if (perr == ENOSYS || perr == EPERM || perr == EBADF)
+			no_process_madvise = true;
+		/*
+		 * Short or refused: the ranges wholly done are done, and the
+		 * others are tried one by one, to know which the kernel
+		 * refuses (a refused range stops process_madvise).  EINVAL
+		 * for a batch whose every range madvise takes: this kernel's
+		 * process_madvise does not do MADV_DONTNEED.
+		 */
+		refused = false;
+		for (j = 0; j < batch; j++) {
+			if (done > 0 && got + iov[i + j].iov_len <= (size_t)done) {
+				got += iov[i + j].iov_len;
+				if (errs)
+					errs[i + j] = 0;
+				continue;
 			}
-			return -errno;
+			done = 0;
+			err = prim_madvise(iov[i + j].iov_base,
+					   iov[i + j].iov_len, MADV_DONTNEED);
+			if (errs)
+				errs[i + j] = err;
+			if (!err)
+				continue;
+			refused = true;
+			if (!first)
+				first = err;
+			if (!errs)
+				return err;
 		}
-		if ((size_t)done != want) {
-			/* Partial: finish this batch range by range. */
-			for (j = 0; j < batch; j++)
-				if (prim_madvise(iov[i + j].iov_base,
-						 iov[i + j].iov_len,
-						 MADV_DONTNEED))
-					return -errno;
-		}
+		if (!refused && perr == EINVAL)
+			no_process_madvise = true;
 		i += batch;
 	}
 	for (; i < n; i++) {
-		int err = prim_madvise(iov[i].iov_base, iov[i].iov_len,
-				       MADV_DONTNEED);
-		if (err)
+		err = prim_madvise(iov[i].iov_base, iov[i].iov_len,
+				   MADV_DONTNEED);
+		if (errs)
+			errs[i] = err;
+		if (err && !first)
+			first = err;
+		if (err && !errs)
 			return err;
 	}
-	return 0;
+	return first;
+}
+
+int prim_zap_ranges(const struct iovec *iov, size_t n)
+{
+	return prim_zap_ranges_each(iov, n, NULL);
+}
+
+int prim_mlock(void *addr, size_t len, bool lock, bool onfault)
+{
+	long r = lock ? syscall(SYS_mlock2, addr, len, onfault ? 1 : 0) :
+			syscall(SYS_munlock, addr, len);
+
+	return r < 0 ? -errno : 0;
+}
+
+/* This process's memory as a file (/proc/self/mem), or -errno. */
+int prim_self_mem_open(void)
+{
+	int fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd_install(fd, FD_SELF_MEM);
+}
+
+/*
+ * Read len bytes of this process's memory at addr into buf through a
+ * read-only pin of its pages (process_vm_readv on ourselves): a page
+ * mapped by this process alone that a fork left marked shared becomes
+ * its own again, as the kernel makes a page it pins (a page still mapped
+ * by another process would be copied: the caller checks first).  Returns
+ * the bytes read, or -errno.
+ */
+ssize_t prim_read_pinned(void *buf, uintptr_t addr, size_t len)
+{
+	struct iovec local = { buf, len };
+	struct iovec remote = { (void *)addr, len };
+	ssize_t r = syscall(SYS_process_vm_readv, getpid(), &local, 1UL,
+			    &remote, 1UL, 0UL);
+
+	return r < 0 ? -errno : r;
 }
 
 void *prim_alloc(size_t len)

@@ -15,11 +15,13 @@
  *      NONE ------------------------> RESIDENT <------------ LOADING
  *       ^                            |  ^   ^                   ^
  *       | discard, unmap   isolate,  |  |   | write fault        | fault
- *       |                  WP        v  |   | (abort)           |
- *       |                        EVICTING --+                SWAPPED
- *       |                            | slots written            ^
- *       |                            v                          |
- *       |                         ZAPPING ----------------------+
+ *       |                  WP        v  |   | (abort), moved    |
+ *       |                        EVICTING --+ back           SWAPPED
+ *       |                            |  | moved out, stored     ^  ^
+ *       |                            |  +---------------------+  |
+ *       |                            | stored (in place)         |
+ *       |                            v                           |
+ *       |                         ZAPPING -----------------------+
  *       |                                  pages dropped
  *       +---- (from any settled state)
  *
@@ -28,17 +30,22 @@
  *   LOADING -> RESIDENT   fault_swap_in()          memory.c
  *   RESIDENT -> EVICTING  isolate_batch()          vmscan.c
  *   EVICTING -> RESIDENT  fault_wp() (a write)     memory.c, or
- *                         putback (no room)        vmscan.c
- *   EVICTING -> ZAPPING   shrink_batch()           vmscan.c
- *   ZAPPING -> SWAPPED    shrink_batch()           vmscan.c
+ *                         putback (no room), moved_abort() (a fault
+ *                         waited, or the store failed)   vmscan.c
+ *   EVICTING -> SWAPPED   victim_swapped() (moved out whole) vmscan.c
+ *   EVICTING -> ZAPPING   zap_victims()            vmscan.c
+ *   ZAPPING -> SWAPPED    victim_swapped()         vmscan.c
  *   any settled -> NONE   region_unmap(), region_discard()   mmap.c
  *
  * EVICTING and LOADING are "in flight": their owner works on them without
  * the op_lock (I/O), and structural changes wait for them to settle.  So
  * is a victim a write took back to RESIDENT while the reclaimer still
  * reads its pages (F_STORING): discarding them under the reader would
- * make it fault, and no uswap thread may wait for a fault.
- * ZAPPING only exists inside an op_lock read section.
+ * make it fault, and no uswap thread may wait for a fault.  An EVICTING
+ * folio with F_MOVED has its pages in the reclaimer's staging area: a
+ * fault on it waits (vmscan.c's protocol, step 2a).  ZAPPING only exists
+ * inside an op_lock read section.  A resident folio that is locked or
+ * pinned (F_UNEVICTABLE, mlock.c) is on no LRU list.
  */
 #include <errno.h>
 #include <string.h>

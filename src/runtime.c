@@ -322,6 +322,7 @@ static int child_restart(struct uswap_runtime *rt)
 	err = fork_share_child(rt);
 	if (err)
 		return err;
+	mlock_fork_child(rt);
 	wake_pipe_close(rt);
 	err = wake_pipe_open(rt);
 	if (err)
@@ -609,7 +610,7 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	fsize = (size_t)1 << rt->folio_shift;
 
 	err = prim_uffd_open(UFFD_FEATURE_PAGEFAULT_FLAG_WP | UFFD_FEATURE_POISON |
-			     UFFD_FEATURE_THREAD_ID,
+			     UFFD_FEATURE_THREAD_ID | PRIM_UFFD_FEATURE_MOVE,
 			     rt->opt.uffd_features_off, &rt->features, &rt->uffd);
 	if (err)
 		goto err_free;
@@ -753,6 +754,7 @@ void runtime_release(struct uswap_runtime *rt, bool destroy)
 	memcg_destroy(rt);
 	if (destroy) {
 		region_table_destroy(rt);
+		mlock_destroy(rt);
 		pthread_rwlock_destroy(&rt->op_lock);
 	}
 	pthread_mutex_lock(&runtimes_lock);

@@ -19,24 +19,56 @@
  * set when arming is also what the eviction protocol needs, so arming
  * costs no extra system call per evicted folio.
  *
- * The eviction protocol (docs/design.md, invariant 1):
+ * The eviction protocol (docs/design.md, invariants 1 and 6):
  *   1. under op_lock (read) and the LRU lock, a victim goes RESIDENT ->
  *      EVICTING; it is write-protected already (armed, or clean);
- *   2. without locks, its pages are written to new slots straight from the
- *      region (a clean folio's slots already hold it);
- *   3. under op_lock (read), EVICTING -> ZAPPING by compare-and-swap: a
- *      write that came in meanwhile has turned the folio back to RESIDENT
- *      (fault_wp() in memory.c) and the swap copy is dropped instead;
- *   4. the pages of all ZAPPING victims go in one process_madvise call;
- *   5. ZAPPING -> SWAPPED; threads that faulted meanwhile are woken.
- * A write can only land before step 1's write-protect, or abort the
- * eviction: no write is ever lost.
+ *   2. without locks, its contents are captured (capture_victims()):
+ *      a. moved: F_MOVED is set by compare-and-swap (unless a write
+ *         aborted the eviction already), then UFFDIO_MOVE takes its pages
+ *         out of the program's address space into the reclaimer's staging
+ *         area, atomically page by page.  The kernel refuses a page
+ *         pinned for I/O (EBUSY): such a folio stays resident (evict_busy)
+ *         and goes to the active list, not to be tried again at once.
+ *         Once moved, nothing the program does reaches the pages: a
+ *         fault on the folio waits for step 4 (F_WAITERS);
+ *      b. in place, when it cannot move: a page still shared with
+ *         another process (fork), a folio not read-write or under a key,
+ *         a kernel without UFFDIO_MOVE.  The folio stays write-protected
+ *         where it is, and is read there, or copied through
+ *         /proc/self/mem (which reads a PROT_NONE page without touching
+ *         it) when it is not plainly read-write or was refused a move.
+ *         No page of it can be pinned for writing meanwhile: a pin for
+ *         writing takes a write fault first, which aborts the eviction
+ *         (fault_wp() in memory.c), and a page shared by fork, or not
+ *         writable, can be pinned for writing no other way;
+ *   3. without locks, the captured contents are written to new slots
+ *      (pageout.c; a clean folio's slots already hold it);
+ *   4. under op_lock (read), a moved victim goes EVICTING -> SWAPPED and
+ *      the faults that waited on it are woken, to bring it back (the
+ *      eviction is finished, not undone: reclaim that a faulting reader
+ *      could undo would make no progress under the very pressure it is
+ *      there for, and a read never aborted an eviction); when its store
+ *      failed, its pages are moved back and it is RESIDENT again.  One
+ *      left in place goes EVICTING -> ZAPPING by compare-and-swap: a
+ *      write that came in meanwhile has turned it back to RESIDENT
+ *      (fault_wp()) and the swap copy is dropped instead;
+ *   5. the pages of all ZAPPING victims go in one process_madvise call,
+ *      and the staging area is emptied; a victim whose pages the kernel
+ *      refused to drop (a range locked behind uswap's back) is RESIDENT
+ *      again, its new slots freed (unevictable_pgs_culled);
+ *   6. ZAPPING -> SWAPPED; threads that faulted meanwhile are woken.
+ * A write can only land before step 1's write-protect or step 2's move,
+ * abort the eviction, or wait for it: no write is ever lost.  A page
+ * pinned for I/O never leaves: the kernel keeps writing into it, and the
+ * program reads what the kernel wrote.
  *
  * A tier that fails (docs/design.md, invariant 4): a victim that finds no slot,
  * or whose write fails, keeps its folio resident (putback); a device whose
  * writes fail leaves the lists for good, one without room (ENOSPC) until
- * slots are freed; both are counted and logged once.  Step 2 is
+ * slots are freed; both are counted and logged once.  Step 3 is
  * pageout.c's.
+ *
+ * Locked and pinned folios (mlock.c) are not on the LRU at all.
  *
  * Before step 2, a victim whose node demotes to a slower node with room
  * moves there instead (demote.c) and is resident again; reclaim of a
@@ -44,6 +76,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +117,8 @@ void lru_add(struct region *r, uint32_t i, bool active)
 	struct lru_list *l = &r->lru[id];
 
 	assert(!(atomic_load(&f->flags) & F_LRU));
+	if (atomic_load(&f->flags) & F_UNEVICTABLE)
+		return;		/* locked or pinned: on no list (mlock.c) */
 	active = id == LRU_ACTIVE;
 	f->prev = FOLIO_NIL;
 	f->next = l->head;
@@ -210,6 +245,7 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		struct folio *f = &r->folios[i];
 		uint32_t fl = atomic_load(&f->flags), nr, page;
 		struct victim *v;
+		unsigned vmflags;
 		uintptr_t addr;
 		size_t len;
 
@@ -224,6 +260,23 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		}
 		if (fl & F_REFERENCED) {
 			folio_referenced(rt, r, i, nr);
+			continue;
+		}
+		if (fl & F_BUSY) {
+			/*
+			 * Pinned the last time it was tried: one more trip
+			 * round the lists first, so that a long-pinned folio
+			 * is not moved and refused at every scan.
+			 */
+			atomic_fetch_and(&f->flags, ~F_BUSY);
+			lru_move(r, i, true);
+			continue;
+		}
+		vmflags = vma_flags(&rt->vmas, addr, addr + len);
+		if (vmflags & (VMA_LOCKED | VMA_PINNED)) {
+			/* Locked since it was listed: off the lists. */
+			lru_del(r, i);
+			atomic_fetch_or(&f->flags, F_UNEVICTABLE);
 			continue;
 		}
 		if (!(fl & (F_ARMED | F_CLEAN))) {
@@ -251,9 +304,17 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		v->nr_pages = nr;
 		v->page = page;
 		v->addr = addr;
+		v->src = addr;
+		v->inplace = 0;
+		v->zap_n = 0;
 		v->clean = fl & F_CLEAN;
 		v->fl = fl;
+		v->vmflags = vmflags;
+		v->how = CAPTURE_IN_PLACE;
+		v->skip = false;
+		v->busy = false;
 		v->written = false;
+		v->excl = 0;
 		pages += nr;
 	}
 	pthread_mutex_unlock(&r->lru_lock);
@@ -323,24 +384,213 @@ static void putback(struct uswap_runtime *rt, struct victim *v)
 	(void)rt;
 }
 
+/* ---- steps 4 to 6 ---- */
+
 /*
- * Steps 3-5 of the protocol for the victims that were stored: EVICTING ->
- * ZAPPING, drop their pages in one call, ZAPPING -> SWAPPED.  Caller holds
- * op_lock for reading.  Returns the pages reclaimed.
+ * A victim is evicted: its slots are its pages' (or were, clean), it is
+ * SWAPPED, its charge goes.  Returns its pages.  op_lock (read).
+ */
+static uint32_t victim_swapped(struct reclaimer *rc, struct victim *v,
+			       uint64_t *out, uint64_t *clean, uint64_t *fast)
+{
+	struct uswap_runtime *rt = rc->rt;
+	struct region *r = v->r;
+	struct folio *f = &r->folios[v->folio];
+	uint32_t fl, nfl;
+
+	if (!v->clean) {
+		memcpy(&r->swp[v->page], v->ents,
+		       v->nr_pages * sizeof(swp_entry_t));
+		*out += v->nr_pages - v->pooled;
+	} else {
+		*clean += v->nr_pages;
+	}
+	if (v->how == CAPTURE_MOVED)
+		count_event(rt, USWAP_EVICT_MOVE, v->nr_pages - v->inplace);
+	workingset_eviction(rt, r, f, v->nr_pages);
+	fl = atomic_load(&f->flags);
+	do {
+		nfl = FOLIO_SWAPPED | (fl & F_WORKINGSET);
+	} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
+	if (fl & F_WAITERS)
+		prim_uffd_wake(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT);
+	if (v->fl & F_DEMOTED)
+		tier_uncharge(rt, folio_node(v->fl), v->nr_pages);
+	else if (v->fl & F_SHARED)
+		memcg_share_drop(rt, v->nr_pages, v->excl);
+	else
+		*fast += v->nr_pages;
+	return v->nr_pages;
+}
+
+/*
+ * A moved victim is not evicted after all: its store failed.  Its pages
+ * go back, it is RESIDENT on the active list, and the waiters are woken.
+ * Pages moved back are not write-protected: the folio is clean no more
+ * (its slots go), and it is protected again to stay armed (else every
+ * attempt would re-arm it, and reclaim that cannot store would never find
+ * itself stuck).  op_lock (read).
+ */
+static void moved_abort(struct reclaimer *rc, struct victim *v, unsigned first)
+{
+	struct uswap_runtime *rt = rc->rt;
+	struct region *r = v->r;
+	struct folio *f = &r->folios[v->folio];
+	uint32_t fl, nfl, p, keep = 0;
+
+	move_back(rc, v, first);
+	if (v->written && !v->clean)
+		for (p = 0; p < v->nr_pages; p++)
+			swap_free_slots(rt, v->ents[p], 1);
+	v->written = false;
+	if (!prim_uffd_wp(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT,
+			  true, false))
+		keep = F_ARMED;
+	pthread_mutex_lock(&r->lru_lock);
+	fl = atomic_load(&f->flags);
+	if (fl & F_CLEAN) {
+		/* A write may have landed unseen before any protection. */
+		region_free_entries(r, v->page, v->nr_pages);
+		atomic_fetch_or_explicit(&f->flags, 0, memory_order_release);
+	}
+	do {
+		nfl = (fl & ~(FOLIO_STATE_MASK | F_MOVED | F_WAITERS | F_ARMED |
+			      F_CLEAN | F_SHARED)) | FOLIO_RESIDENT | (fl & keep);
+	} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
+	lru_add(r, v->folio, true);
+	pthread_mutex_unlock(&r->lru_lock);
+	/* Shared by fork: its pages, moved and back, are its own now. */
+	if (fl & F_SHARED)
+		memcg_unshare_to_own(rt, v->nr_pages);
+	if (fl & F_WAITERS)
+		prim_uffd_wake(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT);
+}
+
+/*
+ * The kernel refused to drop v's pages in place (step 5): a range locked
+ * behind uswap's back.  If they are all still there, v is RESIDENT again
+ * (still write-protected, so as armed or clean as it was) and its new
+ * slots are freed; if any went, v is SWAPPED all the same: its slots hold
+ * every page, and a page still there is kept when the folio comes back.
+ * Returns true when v stays resident.  op_lock (read).
+ */
+static bool zap_refused(struct reclaimer *rc, struct victim *v, int err)
+{
+	struct uswap_runtime *rt = rc->rt;
+	struct folio *f = &v->r->folios[v->folio];
+	uint32_t fl, p;
+
+	uswap_log_once(&rt->logged_zap,
+		       "the kernel refused to drop evicted pages (%s; locked behind uswap's back?): they stay resident (counted as unevictable_pgs_culled)",
+		       strerror(-err));
+	if (v->how == CAPTURE_MOVED || !victim_pagemap(rc, v, 0))
+		return false;
+	for (p = 0; p < v->nr_pages; p++)
+		if (!(rc->pm[p] & PM_PRESENT))
+			return false;
+	if (!v->clean)
+		for (p = 0; p < v->nr_pages; p++)
+			swap_free_slots(rt, v->ents[p], 1);
+	pthread_mutex_lock(&v->r->lru_lock);
+	fl = atomic_load(&f->flags);
+	while (!atomic_compare_exchange_weak(&f->flags, &fl,
+			(fl & ~(FOLIO_STATE_MASK | F_WAITERS)) | FOLIO_RESIDENT))
+		;
+	lru_add(v->r, v->folio, true);
+	pthread_mutex_unlock(&v->r->lru_lock);
+	if (fl & F_WAITERS)
+		prim_uffd_wake(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT);
+	count_event(rt, USWAP_UNEVICTABLE_PGS_CULLED, v->nr_pages);
+	return true;
+}
+
+/* Add v's pages left in place to the zap: all of them, or its runs. */
+static void zap_add(struct reclaimer *rc, struct victim *v, unsigned first,
+		    unsigned *nz)
+{
+	uint32_t p = 0, run;
+
+	v->zap_first = *nz;
+	if (v->how != CAPTURE_MOVED) {
+		rc->iov[(*nz)++] = (struct iovec){ (void *)v->addr,
+			(size_t)v->nr_pages << PAGE_SHIFT };
+		v->zap_n = 1;
+		return;
+	}
+	while (p < v->nr_pages) {
+		if (rc->stage[first + p] != STAGE_COPIED) {
+			p++;
+			continue;
+		}
+		for (run = 1; p + run < v->nr_pages &&
+		     rc->stage[first + p + run] == STAGE_COPIED; run++)
+			;
+		rc->iov[(*nz)++] = (struct iovec){
+			(void *)(v->addr + ((uintptr_t)p << PAGE_SHIFT)),
+			(size_t)run << PAGE_SHIFT };
+		p += run;
+	}
+	v->zap_n = *nz - v->zap_first;
+}
+
+/*
+ * Steps 4-6 of the protocol for the victims captured: a moved one is
+ * SWAPPED, or moved back; the others (and the pages a moved one left in
+ * place) go EVICTING -> ZAPPING, their pages dropped in one call,
+ * ZAPPING -> SWAPPED.  Caller holds op_lock for reading.  Returns the
+ * pages reclaimed.
  */
 static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 {
 	struct uswap_runtime *rt = rc->rt;
-	unsigned k, nz = 0;
+	unsigned k, nz = 0, first, j;
 	uint64_t freed = 0, fast = 0, out = 0, clean = 0;
 	bool shared = false;
 	uint32_t p;
 
-	for (k = 0; k < nv; k++) {
+	for (k = 0, first = 0; k < nv; k++) {
 		struct victim *v = &rc->victims[k];
 		struct folio *f = &v->r->folios[v->folio];
 		uint32_t fl = atomic_load(&f->flags);
+		unsigned here = first;
 
+		if (v->how != CAPTURE_IN_PLACE)
+			first += v->nr_pages;
+		v->zap_n = 0;
+		if (v->skip) {
+			if (v->busy) {
+				atomic_fetch_or(&f->flags, F_BUSY);
+				count_event(rt, USWAP_EVICT_BUSY, 1);
+			}
+			putback(rt, v);
+			v->written = false;
+			continue;
+		}
+		if (v->how == CAPTURE_MOVED) {
+			/* Step 4 for a moved victim. */
+			for (;;) {
+				if (!v->clean && !v->written) {
+					moved_abort(rc, v, here);
+					break;
+				}
+				if (!v->inplace) {
+					v->excl = v->nr_pages;	/* moved: ours alone */
+					v->written = true;
+					freed += victim_swapped(rc, v, &out, &clean,
+								&fast);
+					break;
+				}
+				if (atomic_compare_exchange_weak(&f->flags, &fl,
+						(fl & ~(FOLIO_STATE_MASK | F_MOVED)) |
+						FOLIO_ZAPPING)) {
+					v->written = true;
+					zap_add(rc, v, here, &nz);
+					shared |= (v->fl & F_SHARED) != 0;
+					break;
+				}
+			}
+			continue;
+		}
 		if (!v->clean && !v->written) {
 			putback(rt, v);
 			continue;
@@ -357,63 +607,46 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 			v->clean = false;
 			continue;
 		}
-		rc->iov[nz].iov_base = (void *)v->addr;
-		rc->iov[nz].iov_len = (size_t)v->nr_pages << PAGE_SHIFT;
-		nz++;
+		zap_add(rc, v, here, &nz);
 		v->written = true;
 		if (v->fl & F_SHARED)	/* as isolated: only fork sets it */
 			shared = true;
 	}
 	/*
 	 * Victims shared by fork: the pages nobody else maps are freed by the
-	 * zap.  Look and zap under the tree's share_lock, so that two
-	 * processes evicting one page do not both see the other's mapping.
+	 * zap (and those moved, which were this process's alone).  Look and
+	 * zap under the tree's share_lock, so that two processes evicting one
+	 * page do not both see the other's mapping.
 	 */
 	if (shared) {
 		memcg_share_lock(rt->memcg);
 		for (k = 0; k < nv; k++) {
 			struct victim *v = &rc->victims[k];
 
-			if (v->written && (v->fl & F_SHARED))
+			if (v->written && v->zap_n && (v->fl & F_SHARED))
 				v->excl = share_exclusive(rt, v->addr,
-							  v->nr_pages);
+							  v->nr_pages) +
+					  (v->how == CAPTURE_MOVED ?
+					   v->nr_pages - v->inplace : 0);
 		}
 	}
-	if (nz && prim_zap_ranges(rc->iov, nz))
-		uswap_log("dropping evicted pages failed");
+	if (nz)
+		prim_zap_ranges_each(rc->iov, nz, rc->zap_err);
 	if (shared)
 		memcg_share_unlock(rt->memcg);
 	for (k = 0; k < nv; k++) {
 		struct victim *v = &rc->victims[k];
-		struct region *r = v->r;
-		struct folio *f = &r->folios[v->folio];
-		uint32_t fl, nfl;
+		int err = 0;
 
-		if (!v->written)
+		if (!v->written || !v->zap_n)
 			continue;
-		if (!v->clean) {
-			memcpy(&r->swp[v->page], v->ents,
-			       v->nr_pages * sizeof(swp_entry_t));
-			out += v->nr_pages - v->pooled;
-		} else {
-			clean += v->nr_pages;
-		}
-		workingset_eviction(rt, r, f, v->nr_pages);
-		fl = atomic_load(&f->flags);
-		do {
-			nfl = FOLIO_SWAPPED | (fl & F_WORKINGSET);
-		} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
-		if (fl & F_WAITERS)
-			prim_uffd_wake(rt->uffd, v->addr,
-				       (size_t)v->nr_pages << PAGE_SHIFT);
-		freed += v->nr_pages;
-		if (v->fl & F_DEMOTED)
-			tier_uncharge(rt, folio_node(v->fl), v->nr_pages);
-		else if (v->fl & F_SHARED)
-			memcg_share_drop(rt, v->nr_pages, v->excl);
-		else
-			fast += v->nr_pages;
+		for (j = 0; j < v->zap_n && !err; j++)
+			err = rc->zap_err[v->zap_first + j];
+		if (err && zap_refused(rc, v, err))
+			continue;
+		freed += victim_swapped(rc, v, &out, &clean, &fast);
 	}
+	staging_empty(rc, false);
 	if (fast)
 		memcg_uncharge(rt, fast);
 	if (freed) {
@@ -528,7 +761,10 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 	left = demote_victims(rc, nv);
 	freed = nv - left;	/* folios demoted: progress */
 	nv = left;
-	*nospace = write_victims(rc, nv) == -ENOSPC;
+	*nospace = alloc_victims(rc, nv) == -ENOSPC;
+	capture_victims(rc, nv);
+	if (write_victims(rc, nv) == -ENOSPC)
+		*nospace = true;
 	if (*nospace)
 		count_event(rt, USWAP_SWAP_FULL, 1);
 
@@ -587,18 +823,34 @@ static void reap_members(struct uswap_runtime *rt, uint64_t *last)
 struct reclaimer *reclaimer_alloc(struct uswap_runtime *rt)
 {
 	struct reclaimer *rc = prim_alloc(sizeof(*rc));
+	size_t len = (size_t)MAX_BATCH_PAGES << PAGE_SHIFT;
 
 	if (!rc)
 		return NULL;
 	rc->rt = rt;
 	rc->tier = -1;
+	rc->mem_fd = -1;
 	swap_pick_init(&rc->pick);
 	rc->io = swap_io_create(SWAP_IO_DEPTH_DEFAULT);
-	rc->bounce = prim_alloc((size_t)MAX_BATCH_PAGES << PAGE_SHIFT);
-	if (!rc->bounce) {
-		reclaimer_free(rc, false);
+	rc->staging = prim_alloc(len);
+	rc->scratch = prim_alloc((size_t)MAX_FOLIO_PAGES << PAGE_SHIFT);
+	if (!rc->staging || !rc->scratch) {
+		reclaimer_free(rc, true);
 		return NULL;
 	}
+	/*
+	 * Not in a fork child: the child makes its own, registered with its
+	 * own userfaultfd.  Never a huge page: pages move in one by one.
+	 */
+	prim_madvise(rc->staging, len, MADV_DONTFORK);
+	prim_madvise(rc->staging, len, MADV_NOHUGEPAGE);
+	rc->can_move = rt->have_wp && (rt->features & PRIM_UFFD_FEATURE_MOVE) &&
+		       !prim_uffd_register_wp(rt->uffd, (uintptr_t)rc->staging,
+					      len);
+	rc->mem_fd = prim_self_mem_open();
+	if (rc->mem_fd < 0)
+		uswap_log("cannot open /proc/self/mem (%s): memory that is not read-write is not evicted",
+			  strerror(-rc->mem_fd));
 	if (rt->zswap) {
 		rc->zc = zswap_ctx_create(rt->zswap);
 		if (!rc->zc)
@@ -610,8 +862,9 @@ struct reclaimer *reclaimer_alloc(struct uswap_runtime *rt)
 /*
  * Free rc; its thread, if it ran, has been joined.  owner false: rc is a
  * fork child's copy of its parent's reclaimer, whose current clusters (in
- * the shared slot maps) stay the parent's; only the ring, its mappings
- * and the memory are the child's to free.
+ * the shared slot maps) stay the parent's, and whose staging area the
+ * child does not have (MADV_DONTFORK); only the ring, its mappings, the
+ * descriptors and the memory are the child's to free.
  */
 void reclaimer_free(struct reclaimer *rc, bool owner)
 {
@@ -620,8 +873,11 @@ void reclaimer_free(struct reclaimer *rc, bool owner)
 	if (owner)
 		swap_pick_release(rc->rt, &rc->pick);
 	swap_io_destroy(rc->io);
-	if (rc->bounce)
-		prim_free(rc->bounce, (size_t)MAX_BATCH_PAGES << PAGE_SHIFT);
+	if (owner && rc->staging)
+		prim_free(rc->staging, (size_t)MAX_BATCH_PAGES << PAGE_SHIFT);
+	prim_free(rc->scratch, (size_t)MAX_FOLIO_PAGES << PAGE_SHIFT);
+	if (rc->mem_fd >= 0)
+		prim_fd_close(rc->mem_fd);
 	if (rc->zc)
 		zswap_ctx_destroy(rc->rt->zswap, rc->zc);
 	prim_free(rc, sizeof(*rc));
@@ -645,6 +901,7 @@ void *reclaim_thread_main(void *arg)
 	unsigned idle = 0, waits = 0;
 	int tier_sticky = -1;
 
+	atomic_store(&rt->reclaim_tid, (int)gettid());
 	while (!rt->stopping) {
 		bool nospace = false;
 		uint64_t got;

@@ -94,6 +94,12 @@ static const struct counter_def {
 	[USWAP_HOLD_PAGES] = { .name = "hold_pages" },
 	[USWAP_HOLD_OVERRUN] = { .name = "hold_overrun" },
 	[USWAP_ANON_UNMANAGED_BYTES] = { .name = "anon_unmanaged_bytes", .gauge = true },
+	[USWAP_EVICT_MOVE] = { .name = "evict_move" },
+	[USWAP_EVICT_BUSY] = { .name = "evict_busy" },
+	[USWAP_EVICT_WAIT] = { .name = "evict_wait" },
+	[USWAP_UNEVICTABLE_PGS_CULLED] = { .name = "unevictable_pgs_culled" },
+	[USWAP_NR_UNEVICTABLE] = { .name = "nr_unevictable", .gauge = true },
+	[USWAP_NR_MLOCK] = { .name = "nr_mlock", .gauge = true },
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
@@ -231,6 +237,9 @@ EXPORT int uswap_stats_read(struct uswap_runtime *rt, uint64_t *values, size_t n
 		values[USWAP_SWAP_IO_SHORT] = swap_io_stat(SWAP_IO_SHORT);
 	if (n > USWAP_SWAP_ENCRYPT)
 		values[USWAP_SWAP_ENCRYPT] = swap_io_stat(SWAP_IO_SEALED);
+	if (n > USWAP_NR_MLOCK)
+		mlock_counts(rt, &values[USWAP_NR_UNEVICTABLE],
+			     &values[USWAP_NR_MLOCK]);
 	if (rt->zswap && n >= USWAP_NR_COUNTERS)
 		read_zswap(rt, values);
 	if (n >= USWAP_NR_COUNTERS)

@@ -3,11 +3,12 @@
 # The stress and remap tests built with AddressSanitizer+UBSan and with
 # ThreadSanitizer (build/asan, build/tsan), with and without the compressed
 # pool, the slot allocator's threads, the page I/O and the pool's writeback
-# unit tests, two fault-injection scenarios, the watchdog's (fault threads
-# that fail, stop serving, or lose their userfaultfd), a runtime leaving
-# its tree (uswap_runtime_detach: uswap's threads on descriptor tables of
-# their own), and the fork, fork_share, reap, stopped-member and
-# descriptors tests;
+# unit tests, two fault-injection scenarios, the kernel writing into pinned
+# and managed memory (pinned), protections (protect) and locks (mlock), the
+# watchdog's (fault threads that fail, stop serving, or lose their
+# userfaultfd), a runtime leaving its tree (uswap_runtime_detach: uswap's
+# threads on descriptor tables of their own), and the fork, fork_share,
+# reap, stopped-member and descriptors tests;
 # any sanitizer report fails.  A child after fork
 # starts threads of its own (its runtime carries on): TSan allows that with
 # die_after_fork=0, but its thread registry then trips over the parent's
@@ -19,6 +20,8 @@ for san in asan tsan; do
 	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
 		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork build/$san/tests/e2e/fork_share build/$san/tests/e2e/reap \
 		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt build/$san/tests/e2e/hold build/$san/tests/e2e/watchdog build/$san/tests/e2e/descriptors \
+		build/$san/tests/e2e/pinned build/$san/tests/e2e/protect build/$san/tests/e2e/mlock \
+		build/$san/tests/e2e/evict \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
 		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
@@ -58,6 +61,23 @@ for san in asan tsan; do
 	build/$san/tests/e2e/encrypt tamper move_seal >/dev/null || { echo "$san: encrypt tamper failed"; exit 1; }
 	# Memory read back in as a runtime leaves its tree; nothing of it left.
 	build/$san/tests/e2e/descriptors --detach lz4 >/dev/null || { echo "$san: descriptors --detach failed"; exit 1; }
+	# Pinned pages under reclaim (io_uring fixed buffers, O_DIRECT), the
+	# moves of eviction and their refusals; protections; locks.
+	pdir=$(mktemp -d "${TMPDIR:-/var/tmp}/uswap-san.XXXXXX")
+	for m in uring-raw odirect vmsplice; do
+		build/$san/tests/e2e/pinned --api $m "$pdir" >/dev/null ||
+			{ echo "$san: pinned $m failed"; rm -rf "$pdir"; exit 1; }
+	done
+	rm -rf "$pdir"
+	build/$san/tests/e2e/protect --api whole guard >/dev/null || { echo "$san: protect failed"; exit 1; }
+	for s in partial wait hole; do
+		build/$san/tests/e2e/evict $s >/dev/null || { echo "$san: evict $s failed"; exit 1; }
+	done
+	# Not "future": mlockall() would lock (and bring in) the sanitizer's
+	# shadow memory too.
+	for s in lock toolarge madvise raw; do
+		build/$san/tests/e2e/mlock --api $s >/dev/null || { echo "$san: mlock $s failed"; exit 1; }
+	done
 	if [ $san = asan ]; then
 		build/$san/tests/e2e/fork 16K lz4 || { echo "$san: fork failed"; exit 1; }
 		build/$san/tests/e2e/fork_share 16K lz4 >/dev/null || { echo "$san: fork_share failed"; exit 1; }
@@ -66,5 +86,12 @@ for san in asan tsan; do
 		build/$san/tests/e2e/watchdog stopped >/dev/null || { echo "$san: watchdog stopped failed"; exit 1; }
 		build/$san/tests/e2e/descriptors lz4 >/dev/null || { echo "$san: descriptors failed"; exit 1; }
 		build/$san/tests/e2e/encrypt fork 64K pool >/dev/null || { echo "$san: encrypt fork failed"; exit 1; }
+		for s in child sibling; do
+			build/$san/tests/e2e/evict $s >/dev/null || { echo "$san: evict $s failed"; exit 1; }
+		done
+		vdir=$(mktemp -d "${TMPDIR:-/var/tmp}/uswap-san.XXXXXX")
+		build/$san/tests/e2e/pinned --api vm_writev "$vdir" >/dev/null ||
+			{ echo "$san: pinned vm_writev failed"; rm -rf "$vdir"; exit 1; }
+		rm -rf "$vdir"
 	fi
 done

@@ -32,6 +32,23 @@
  * child's, at its end, those its parent had at the fork.  A difference is
  * printed as a "LEAK:" line and the workload goes on.
  *
+ * Protections, locks and pins: now and then the main thread takes a run
+ * of pages that the threads then keep off (the window), and
+ *
+ *   protects it PROT_READ or PROT_NONE while the threads run (reclaim
+ *   evicts it meanwhile), checks it (made readable), and makes it
+ *   read-write again;
+ *   locks it (mlock, within a quarter of the budget) while the threads
+ *   run: every page of it must stay present (pagemap), hold its version,
+ *   and take a new one; then munlock;
+ *   has the kernel write new versions into it while the threads run:
+ *   O_DIRECT reads of a file, or IORING_OP_READ_FIXED with the window
+ *   registered as an io_uring fixed buffer (the pages are pinned while
+ *   the kernel writes them).
+ *
+ * Every page of the window is checked after each of them.  Not with
+ * --lost.
+ *
  * --api: the whole tree on the library's API instead of the preload
  * library (the process starts again without LD_PRELOAD): the main process
  * makes the budget from the USWAP_* environment, exec children join it
@@ -74,6 +91,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <liburing.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -143,6 +161,7 @@ static struct thread threads[MAX_THREADS];
 static pthread_rwlock_t pause_lock;	/* threads: read; main: write */
 static _Atomic bool stop;
 static _Atomic uint64_t hot_start, hot_len;
+static _Atomic uint64_t excl_start, excl_len;	/* the main thread's window */
 
 static struct child children[MAX_CHILDREN];
 static unsigned nr_children;
@@ -151,6 +170,7 @@ static struct {
 	_Atomic uint64_t verified_bytes, written_pages, discarded_pages;
 	_Atomic uint64_t syscall_ops, lost_folios, lost_again, sigbus_checked;
 	unsigned fd_leaks, forks, execs, apis, mremaps, dontneeds, full_checks;
+	unsigned protects, locks, locks_refused, pinned_reads;
 } st;
 
 /* --- helpers --- */
@@ -734,6 +754,14 @@ static unsigned owner(uint64_t g)
 	return (unsigned)(mix((uintptr_t)p >> BLOCK_SHIFT) % cfg.threads);
 }
 
+/* Is page g in the main thread's window (the threads keep off)? */
+static bool in_window(uint64_t g)
+{
+	uint64_t s = atomic_load(&excl_start);
+
+	return g >= s && g < s + atomic_load(&excl_len);
+}
+
 /* A mapped page of t's, near the hot window mostly; UINT64_MAX if none. */
 static uint64_t pick_page(struct thread *t)
 {
@@ -751,7 +779,7 @@ static uint64_t pick_page(struct thread *t)
 			if (g >= npages)
 				continue;
 		}
-		if (page_addr(g) && owner(g) == t->id)
+		if (page_addr(g) && owner(g) == t->id && !in_window(g))
 			return g;
 	}
 	return UINT64_MAX;
@@ -809,7 +837,7 @@ static void one_op(struct thread *t)
 		step = cfg.lost ? 1 : cfg.threads;
 		n = 1 + (unsigned)((r >> 16) % 64);
 		for (k = g; n-- && k < npages && page_addr(k); k += step)
-			if (owner(k) == t->id)
+			if (owner(k) == t->id && !in_window(k))
 				visit(k, (r >> 40) & 1 ? next_version(k) : 0, "run");
 	} else if (dice < 975 && !cfg.lost) {
 		syscall_roundtrip(g);
@@ -912,7 +940,7 @@ static void __attribute__((format(printf, 1, 2))) event(const char *fmt, ...)
 
 static void report(const char *result)
 {
-	printf("soak-worker: role=%s%s pid=%d seed=%llu areas=%u threads=%u pages=%llu verified_bytes=%llu written_pages=%llu discarded_pages=%llu syscall_ops=%llu forks=%u execs=%u apis=%u mremaps=%u dontneeds=%u full_checks=%u lost_folios=%llu lost_again=%llu sigbus_checked=%llu fd_leaks=%u result=%s\n",
+	printf("soak-worker: role=%s%s pid=%d seed=%llu areas=%u threads=%u pages=%llu verified_bytes=%llu written_pages=%llu discarded_pages=%llu syscall_ops=%llu forks=%u execs=%u apis=%u mremaps=%u dontneeds=%u full_checks=%u protects=%u locks=%u locks_refused=%u pinned_reads=%u lost_folios=%llu lost_again=%llu sigbus_checked=%llu fd_leaks=%u result=%s\n",
 	       cfg.role, cfg.api ? " api" : "", (int)getpid(),
 	       (unsigned long long)cfg.seed, nr_areas,
 	       cfg.threads, (unsigned long long)npages,
@@ -920,7 +948,8 @@ static void report(const char *result)
 	       (unsigned long long)st.written_pages,
 	       (unsigned long long)st.discarded_pages,
 	       (unsigned long long)st.syscall_ops, st.forks, st.execs, st.apis,
-	       st.mremaps, st.dontneeds, st.full_checks,
+	       st.mremaps, st.dontneeds, st.full_checks, st.protects, st.locks,
+	       st.locks_refused, st.pinned_reads,
 	       (unsigned long long)st.lost_folios,
 	       (unsigned long long)st.lost_again,
 	       (unsigned long long)st.sigbus_checked, st.fd_leaks, result);
@@ -1183,6 +1212,225 @@ static void do_mremap(uint64_t *rng)
 	st.mremaps++;
 }
 
+/* --- the main thread's window: protections, locks, pins --- */
+
+/*
+ * Take a run of up to max_pages pages of a random area for the main
+ * thread (the threads keep off it from now on).  Returns its first page
+ * and count in *g0, *n.
+ */
+static void window_take(uint64_t *rng, uint64_t max_pages, uint64_t *g0,
+			uint64_t *n)
+{
+	struct area *a = &areas[t_rand(rng) % nr_areas];
+	uint64_t pages = a->len / T_PAGE;
+
+	*n = 1 + t_rand(rng) % (max_pages < pages ? max_pages : pages);
+	*g0 = a->first + t_rand(rng) % (pages - *n + 1);
+	pthread_rwlock_wrlock(&pause_lock);	/* no thread is mid-op */
+	atomic_store(&excl_start, *g0);
+	atomic_store(&excl_len, *n);
+	pthread_rwlock_unlock(&pause_lock);
+}
+
+static void window_give_back(void)
+{
+	atomic_store(&excl_len, 0);
+}
+
+static void window_check(uint64_t g0, uint64_t n, const char *who)
+{
+	uint64_t k;
+
+	for (k = 0; k < n; k++)
+		visit(g0 + k, 0, who);
+}
+
+static int do_protect_call(void *p, size_t len, int prot)
+{
+	return api_rt ? uswap_mprotect(api_rt, p, len, prot) :
+			mprotect(p, len, prot);
+}
+
+/* The window PROT_READ or PROT_NONE while reclaim runs, then back. */
+static void do_protect(uint64_t *rng)
+{
+	uint64_t g0, n, k;
+	int prot = t_rand(rng) & 1 ? PROT_READ : PROT_NONE;
+	char *p;
+
+	window_take(rng, 2048, &g0, &n);
+	p = page_addr(g0);
+	event("%s pages %llu..%llu", prot == PROT_READ ? "PROT_READ" : "PROT_NONE",
+	      (unsigned long long)g0, (unsigned long long)(g0 + n));
+	if (do_protect_call(p, n * T_PAGE, prot))
+		t_fail("mprotect: %s", strerror(errno));
+	sleep_ms(200 + (unsigned)(t_rand(rng) % 600));
+	if (prot == PROT_NONE && do_protect_call(p, n * T_PAGE, PROT_READ))
+		t_fail("mprotect PROT_READ: %s", strerror(errno));
+	window_check(g0, n, prot == PROT_READ ? "protected PROT_READ" :
+		     "protected PROT_NONE, then PROT_READ");
+	if (do_protect_call(p, n * T_PAGE, PROT_READ | PROT_WRITE))
+		t_fail("mprotect read-write: %s", strerror(errno));
+	for (k = 0; k < n; k += 2)
+		visit(g0 + k, next_version(g0 + k), "written after a protection");
+	window_give_back();
+	st.protects++;
+}
+
+/* Pages of [p, p + n pages) that are not present (pagemap). */
+static uint64_t not_present(const char *p, uint64_t n)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	uint64_t e[64], k, done, missing = 0;
+
+	if (fd < 0)
+		return 0;
+	for (done = 0; done < n; done += 64) {
+		uint64_t m = n - done < 64 ? n - done : 64;
+		off_t off = (off_t)(((uintptr_t)p / T_PAGE + done) * 8);
+
+		if (pread(fd, e, m * 8, off) != (ssize_t)(m * 8))
+			t_fail("pagemap: %s", strerror(errno));
+		for (k = 0; k < m; k++)
+			missing += !(e[k] >> 63);
+	}
+	close(fd);
+	return missing;
+}
+
+/* The window locked while reclaim runs: it stays, then is unlocked. */
+static void do_lock(uint64_t *rng)
+{
+	const char *max = getenv("USWAP_MAX");
+	uint64_t g0, n, k, budget = max && *max ? t_size(max) / T_PAGE : 0;
+	unsigned i;
+	char *p;
+	int err;
+
+	if (budget < 64)
+		return;
+	window_take(rng, budget / 4, &g0, &n);
+	p = page_addr(g0);
+	event("mlock pages %llu..%llu", (unsigned long long)g0,
+	      (unsigned long long)(g0 + n));
+	err = api_rt ? uswap_mlock2(api_rt, p, n * T_PAGE, 0) : mlock(p, n * T_PAGE);
+	if (err) {
+		/* Other processes of the tree may hold locks: no room. */
+		if (errno != ENOMEM && errno != EAGAIN)
+			t_fail("mlock: %s", strerror(errno));
+		st.locks_refused++;
+		window_give_back();
+		return;
+	}
+	for (i = 0; i < 4; i++) {
+		sleep_ms(50 + (unsigned)(t_rand(rng) % 150));
+		if (not_present(p, n))
+			t_fail("%llu pages of %llu locked at %p were evicted",
+			       (unsigned long long)not_present(p, n),
+			       (unsigned long long)n, (void *)p);
+	}
+	window_check(g0, n, "locked");
+	for (k = 0; k < n; k++)
+		visit(g0 + k, next_version(g0 + k), "written while locked");
+	if (api_rt ? uswap_munlock(api_rt, p, n * T_PAGE) : munlock(p, n * T_PAGE))
+		t_fail("munlock: %s", strerror(errno));
+	window_give_back();
+	st.locks++;
+}
+
+/* The file the kernel reads new versions of the window from, written. */
+static int pinned_file(uint64_t g0, uint64_t n, uint32_t *vs)
+{
+	static char chunk[64 * T_PAGE] __attribute__((aligned(4096)));
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	uint64_t k, j;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/soak-pinned-%d-XXXXXX",
+		 dir && *dir ? dir : "/var/tmp", (int)getpid());
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		t_fail("mkostemp %s: %s", path, strerror(errno));
+	unlink(path);
+	for (k = 0; k < n; k += 64) {
+		uint64_t m = n - k < 64 ? n - k : 64;
+
+		for (j = 0; j < m; j++) {
+			vs[k + j] = next_version(g0 + k + j);
+			fill(chunk + j * T_PAGE, g0 + k + j, vs[k + j]);
+		}
+		if (pwrite(fd, chunk, m * T_PAGE, (off_t)(k * T_PAGE)) !=
+		    (ssize_t)(m * T_PAGE))
+			t_fail("pwrite: %s", strerror(errno));
+	}
+	if (fdatasync(fd))
+		t_fail("fdatasync: %s", strerror(errno));
+	return fd;
+}
+
+/* The kernel writes new versions into the window, its pages pinned. */
+static void do_pinned(uint64_t *rng)
+{
+	static uint32_t vs[512];
+	uint64_t g0, n, k;
+	bool uring = t_rand(rng) & 1;
+	char *p, path[64];
+	int fd, dfd;
+
+	window_take(rng, 512, &g0, &n);
+	p = page_addr(g0);
+	event("%s into pages %llu..%llu", uring ? "READ_FIXED" : "O_DIRECT read",
+	      (unsigned long long)g0, (unsigned long long)(g0 + n));
+	fd = pinned_file(g0, n, vs);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	dfd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	if (dfd < 0)
+		dfd = open(path, O_RDONLY | O_CLOEXEC);	/* no O_DIRECT here */
+	if (dfd < 0)
+		t_fail("open %s: %s", path, strerror(errno));
+	if (uring) {
+		struct iovec iov = { p, n * T_PAGE };
+		struct io_uring ring;
+		struct io_uring_cqe *cqe;
+		struct io_uring_sqe *sqe;
+
+		if (io_uring_queue_init(4, &ring, 0))
+			uring = false;	/* no io_uring: O_DIRECT instead */
+		else if (io_uring_register_buffers(&ring, &iov, 1)) {
+			io_uring_queue_exit(&ring);
+			uring = false;
+		} else {
+			sqe = io_uring_get_sqe(&ring);
+			io_uring_prep_read_fixed(sqe, dfd, p, (unsigned)(n * T_PAGE),
+						 0, 0);
+			if (io_uring_submit(&ring) != 1 ||
+			    io_uring_wait_cqe(&ring, &cqe))
+				t_fail("READ_FIXED: cannot submit or wait");
+			if (cqe->res != (int)(n * T_PAGE))
+				t_fail("READ_FIXED returned %d, not %llu", cqe->res,
+				       (unsigned long long)(n * T_PAGE));
+			io_uring_cqe_seen(&ring, cqe);
+			io_uring_unregister_buffers(&ring);
+			io_uring_queue_exit(&ring);
+		}
+	}
+	if (!uring && pread(dfd, p, n * T_PAGE, 0) != (ssize_t)(n * T_PAGE))
+		t_fail("pread into managed memory: %s", strerror(errno));
+	for (k = 0; k < n; k++) {
+		*ver_at(g0 + k) = vs[k];
+		st.written_pages++;
+	}
+	close(dfd);
+	close(fd);
+	sleep_ms(50 + (unsigned)(t_rand(rng) % 250));
+	window_check(g0, n, uring ? "written by READ_FIXED" :
+		     "written by an O_DIRECT read");
+	window_give_back();
+	st.pinned_reads++;
+}
+
 /* The main thread's part of the random phase: events until the deadline. */
 static void main_loop(uint64_t *rng)
 {
@@ -1235,6 +1483,12 @@ static void main_loop(uint64_t *rng)
 			pthread_rwlock_wrlock(&pause_lock);
 			do_mremap(rng);
 			pthread_rwlock_unlock(&pause_lock);
+		} else if (e >= 54 && e < 60 && !cfg.lost) {
+			do_protect(rng);
+		} else if (e >= 60 && e < 65 && !cfg.lost) {
+			do_lock(rng);
+		} else if (e >= 65 && e < 71 && !cfg.lost) {
+			do_pinned(rng);
 		}
 	}
 }

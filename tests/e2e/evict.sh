@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Weight: 25
+# Eviction by moving pages (tests/e2e/evict.c), the cases off the common
+# path: a fork child evicting with a staging area of its own; a parent's
+# pages a fork left marked shared, after the child left; a folio with one
+# pinned page in its middle (refused, kept whole); pages dropped behind
+# uswap's back inside folios being evicted (zeros, nothing hangs); reads
+# that meet a folio whose pages are moving out wait (evict_wait), never zeros.
+set -u
+b=${USWAP_BUILD:-build}/tests/e2e/evict
+for step in child sibling partial wait hole; do
+	for folio in 16K 64K 2M; do
+		out=$(timeout 120 "$b" $step $folio 2>&1)
+		rc=$?
+		[ $rc -eq 77 ] && { echo "SKIP: $step $folio: $out"; continue; }
+		[ $rc -eq 0 ] || { echo "FAIL: $step $folio: exit $rc"; echo "$out"; exit 1; }
+		echo "$step $folio: $(echo "$out" | tail -1)"
+	done
+done
+# The write-protect path, as on kernels without UFFDIO_MOVE.
+out=$(USWAP_UFFD_FEATURES_OFF=65536 timeout 120 "$b" hole 64K 2>&1) ||
+	{ echo "FAIL: hole 64K, write-protect path"; echo "$out"; exit 1; }
+echo "hole 64K, write-protect path: $(echo "$out" | tail -1)"
