@@ -270,7 +270,15 @@ struct uswap_runtime {
 	 */
 	pthread_rwlock_t op_lock;
 	struct region **regions;	/* sorted by start; under op_lock */
-	unsigned nr_regions, cap_regions;
+	/*
+	 * Written under op_lock (write), read under it, except by the
+	 * reclaimer's idle count (vmscan.c), which reads it between its
+	 * locked steps: a stale value only moves the moment it declares
+	 * itself stuck by a round, so that read needs no lock, but it must
+	 * be a whole one: atomic.
+	 */
+	_Atomic unsigned nr_regions;
+	unsigned cap_regions;
 	size_t regions_map_len;
 
 	struct memcg *memcg;		/* the tree's budget (shared memory) */
@@ -314,7 +322,9 @@ struct uswap_runtime {
 
 	void *zero_buf;			/* MAX folio of zeros, read-only */
 	void *thread_bufs;		/* one folio buffer per fault thread */
-	uint64_t meta_bytes;
+	/* Page state tables: changed by whoever frees a region's last
+	   reference (a fault thread may, without op_lock held for writing). */
+	_Atomic uint64_t meta_bytes;
 	bool logged_full, logged_overrun, logged_io, logged_share;
 };
 

@@ -271,10 +271,21 @@ int prim_uffd_wake(int uffd, uintptr_t start, size_t len)
 	return ioctl(uffd, UFFDIO_WAKE, &range) < 0 ? -errno : 0;
 }
 
+/*
+ * The raw system calls: the preload library interposes mmap and munmap.
+ * A ThreadSanitizer build (never the preload's) goes through the C
+ * library's, which ThreadSanitizer follows: a range unmapped and mapped
+ * again by another thread (a region's tables freed by one thread and
+ * made by the next mmap) is new memory to it, not a race.
+ */
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		      off_t off)
 {
+#ifdef USWAP_TSAN
+	return mmap(addr, len, prot, flags, fd, off);
+#else
 	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+#endif
 }
 
 /* mmap(2) with errno set on failure; tests may make it fail (mmap_enomem). */
@@ -289,7 +300,11 @@ void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 
 int prim_munmap(void *addr, size_t len)
 {
+#ifdef USWAP_TSAN
+	return munmap(addr, len) < 0 ? -errno : 0;
+#else
 	return syscall(SYS_munmap, addr, len) < 0 ? -errno : 0;
+#endif
 }
 
 void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,

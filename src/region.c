@@ -102,7 +102,7 @@ void region_get(struct region *r)
 
 static void region_free(struct region *r)
 {
-	r->rt->meta_bytes -= r->swp_map_len + r->folio_map_len;
+	atomic_fetch_sub(&r->rt->meta_bytes, r->swp_map_len + r->folio_map_len);
 	prim_free(r->swp, r->swp_map_len);
 	prim_free(r->folios, r->folio_map_len);
 	pthread_mutex_destroy(&r->lru_lock);
@@ -146,7 +146,7 @@ static struct region *region_alloc(struct uswap_runtime *rt, uintptr_t start,
 	for (i = 0; i < NR_LRU_LISTS; i++)
 		r->lru[i].head = r->lru[i].tail = FOLIO_NIL;
 	atomic_init(&r->refs, 1);
-	rt->meta_bytes += r->swp_map_len + r->folio_map_len;
+	atomic_fetch_add(&rt->meta_bytes, r->swp_map_len + r->folio_map_len);
 	return r;
 }
 

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/../.."
 for san in asan tsan; do
 	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
 		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork build/$san/tests/e2e/fork_share build/$san/tests/e2e/reap \
-		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt \
+		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt build/$san/tests/e2e/regions_race \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
 		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
@@ -33,6 +33,10 @@ for san in asan tsan; do
 	# The pool's writeback in rounds, racing loads and frees; failing writes.
 	build/$san/tests/unit/zswap writeback >/dev/null || { echo "$san: unit zswap writeback failed"; exit 1; }
 	build/$san/tests/e2e/remap || { echo "$san: remap failed"; exit 1; }
+	# The reclaimer's reads of the region table against threads that map
+	# and unmap regions (its idle loop, the device refusing every write).
+	build/$san/tests/e2e/regions_race 3 >/dev/null || { echo "$san: regions_race failed"; exit 1; }
+	build/$san/tests/e2e/regions_race 2 lz4 >/dev/null || { echo "$san: regions_race lz4 failed"; exit 1; }
 	build/$san/tests/e2e/readahead || { echo "$san: readahead failed"; exit 1; }
 	# Reads that fail their checksum (SIGBUS in the program), and a
 	# userfaultfd copy that finds a page mapped already.
