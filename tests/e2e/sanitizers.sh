@@ -3,8 +3,8 @@
 # The stress and remap tests built with AddressSanitizer+UBSan and with
 # ThreadSanitizer (build/asan, build/tsan), with and without the compressed
 # pool, the slot allocator's threads, the page I/O and the pool's writeback
-# unit tests, two fault-injection scenarios, and the fork, fork_share and
-# reap tests;
+# unit tests, two fault-injection scenarios, the region table against the
+# reclaimer (regions_race), and the fork, fork_share and reap tests;
 # any sanitizer report fails.  A child after fork
 # starts threads of its own (its runtime carries on): TSan allows that with
 # die_after_fork=0, but its thread registry then trips over the parent's
