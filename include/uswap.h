@@ -301,6 +301,10 @@ enum uswap_counter {
 	USWAP_FORK_SHARED_BYTES,	/* now: resident bytes processes of the
 					   tree share since a fork, charged to
 					   the tree once */
+	USWAP_MADV_COLD,		/* pages MADV_COLD moved to the tail of
+					   the inactive list */
+	USWAP_MADV_PAGEOUT,		/* pages MADV_PAGEOUT put first in line
+					   for eviction */
 	USWAP_NR_COUNTERS
 };
 

@@ -153,8 +153,18 @@ struct region {
 	_Atomic uint32_t ra_next, ra_win, ra_last;
 	_Atomic int refs;		/* table reference + one per user */
 	uintptr_t busy_start, busy_end;	/* range being changed: reclaim skips it */
+	unsigned vm_flags;		/* R_*: the kernel's VMA flags that fork
+					   needs (madvise fork advice) */
 	struct uswap_runtime *rt;
 };
+
+/*
+ * Region flags: fork advice (mmap.c) the kernel keeps in the VMA's flags,
+ * and uswap in the region's, a region being split where advice changes
+ * for part of it, as the kernel splits the VMA.
+ */
+#define R_WIPEONFORK	(1u << 0)	/* a fork child gets zeros here */
+#define R_DONTFORK	(1u << 1)	/* a fork child has no mapping here */
 
 /*
  * Budget (memcontrol.c).  Charges are in pages.  One budget serves every
@@ -590,6 +600,14 @@ struct reclaimer *reclaimer_alloc(struct uswap_runtime *rt);
 void reclaimer_free(struct reclaimer *rc, bool owner);
 void *reclaim_thread_main(void *arg);
 
+/*
+ * vmscan.c: MADV_COLD and MADV_PAGEOUT on [start, end) of r (op_lock held
+ * for writing): its resident folios go to the inactive tail, and with
+ * pageout are armed there, to be evicted first.
+ */
+void lru_hint_range(struct uswap_runtime *rt, struct region *r, uintptr_t start,
+		    uintptr_t end, bool pageout);
+
 /* workingset.c: refault detection. */
 void workingset_eviction(struct uswap_runtime *rt, struct region *r,
 			 struct folio *f, unsigned nr_pages);
@@ -601,6 +619,11 @@ void workingset_activation(struct uswap_runtime *rt, unsigned nr_pages);
 /* region.c, for mmap.c */
 uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end,
 			   bool unmap);
+/* The first region ending after addr, or NULL.  Caller holds op_lock. */
+struct region *region_next_locked(struct uswap_runtime *rt, uintptr_t addr);
+/* Make [start, end), inside one region, a region of its own; *rp gets it. */
+int region_isolate(struct uswap_runtime *rt, uintptr_t start, uintptr_t end,
+		   struct region **rp);
 int region_cut(struct uswap_runtime *rt, struct region *r, uintptr_t start,
 	       uintptr_t end);
 int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,

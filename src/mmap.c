@@ -19,6 +19,14 @@
 
 #include "internal.h"
 
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK	18
+#define MADV_KEEPONFORK	19
+#endif
+#ifndef MADV_COLD
+#define MADV_COLD	20
+#define MADV_PAGEOUT	21
+#endif
 
 static bool range_in_flight(struct region *r, uintptr_t start, uintptr_t end)
 {
@@ -280,16 +288,137 @@ static void refill_partial(struct uswap_runtime *rt, struct region *r,
 	}
 }
 
+/* Advice the kernel keeps in the flags of the VMAs it applies to. */
+static bool advice_sets_vma_flags(int advice)
+{
+	switch (advice) {
+	case MADV_NORMAL:
+	case MADV_RANDOM:
+	case MADV_SEQUENTIAL:
+	case MADV_DONTFORK:
+	case MADV_DOFORK:
+	case MADV_DONTDUMP:
+	case MADV_DODUMP:
+	case MADV_WIPEONFORK:
+	case MADV_KEEPONFORK:
+	case MADV_MERGEABLE:
+	case MADV_UNMERGEABLE:
+	case MADV_HUGEPAGE:
+	case MADV_NOHUGEPAGE:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * advice on [a, b), a part of region r that the caller settled, holding
+ * op_lock for writing.  0 or -errno (the kernel's).
+ */
+static int madvise_managed(struct uswap_runtime *rt, struct region *r,
+			   uintptr_t a, uintptr_t b, int advice)
+{
+	int err;
+
+	if (advice == MADV_COLD || advice == MADV_PAGEOUT) {
+		/*
+		 * uswap's LRU, not the kernel's: the kernel would try to
+		 * page out memory that is uswap's to swap.  The kernel is
+		 * asked MADV_COLD for its verdict (it refuses both on
+		 * locked memory alike), which only reorders its own lists.
+		 */
+		err = prim_madvise((void *)a, b - a, MADV_COLD);
+		if (!err)
+			lru_hint_range(rt, r, a, b, advice == MADV_PAGEOUT);
+		return err;
+	}
+	/* userfaultfd installs small pages; khugepaged stays away. */
+	if (advice == MADV_HUGEPAGE)
+		return 0;
+	/*
+	 * The kernel splits its VMA where the advice ends inside one, and a
+	 * folio must not span two VMAs (one UFFDIO_COPY installs it): the
+	 * region splits there too, first (the kernel's call cannot be undone,
+	 * a split can fail).
+	 */
+	err = region_isolate(rt, a, b, &r);
+	if (!err)
+		err = prim_madvise((void *)a, b - a, advice);
+	if (err)
+		return err;
+	if (advice == MADV_WIPEONFORK)
+		r->vm_flags |= R_WIPEONFORK;
+	else if (advice == MADV_KEEPONFORK)
+		r->vm_flags &= ~R_WIPEONFORK;
+	else if (advice == MADV_DONTFORK)
+		r->vm_flags |= R_DONTFORK;
+	else if (advice == MADV_DOFORK)
+		r->vm_flags &= ~R_DONTFORK;
+	return 0;
+}
+
+/*
+ * Advice other than a discard on a range with managed memory.  Advice
+ * that the kernel keeps in its VMAs' flags, and MADV_COLD and
+ * MADV_PAGEOUT, go piece by piece in address order, as the kernel walks
+ * its VMAs: managed pieces through madvise_managed(), the others to the
+ * kernel; the first error stops the walk, a hole in the range only makes
+ * it end with ENOMEM.  So uswap's tables change exactly where the
+ * kernel's advice took.  Anything else is the kernel's alone: on private
+ * anonymous memory it refuses MADV_REMOVE (and nothing is dropped), and
+ * MADV_POPULATE_READ/WRITE and MADV_WILLNEED fault the pages in through
+ * the fault threads, charged as any fault.
+ */
+static int madvise_other(struct uswap_runtime *rt, void *addr, size_t len,
+			 int advice)
+{
+	uintptr_t s, e, cur;
+	int err = 0, hole = 0;
+
+	if (!advice_sets_vma_flags(advice) && advice != MADV_COLD &&
+	    advice != MADV_PAGEOUT)
+		return prim_madvise(addr, len, advice) ? -1 : 0;
+	if (page_align_range(addr, len, &s, &e)) {
+		errno = EINVAL;
+		return -1;
+	}
+	settle_range(rt, s, e);
+	for (cur = s; cur < e && !err;) {
+		struct region *r = region_next_locked(rt, cur);
+		uintptr_t end;
+
+		if (r && r->start <= cur) {
+			end = MIN(e, r->end);
+			err = madvise_managed(rt, r, cur, end, advice);
+		} else {
+			end = r && r->start < e ? r->start : e;
+			err = prim_madvise((void *)cur, end - cur, advice);
+			if (err == -ENOMEM) {
+				hole = err;
+				err = 0;
+			}
+		}
+		cur = end;
+	}
+	settle_done(rt);
+	if (!err)
+		err = hole;
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return 0;
+}
+
 EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 			 int advice)
 {
 	uintptr_t s, e;
 	unsigned i;
 
-	if (!rt || (advice != MADV_DONTNEED && advice != MADV_FREE &&
-		    advice != MADV_REMOVE) ||
-	    !uswap_is_managed(rt, addr, len))
+	if (!rt || !uswap_is_managed(rt, addr, len))
 		return prim_madvise(addr, len, advice) ? -1 : 0;
+	if (advice != MADV_DONTNEED && advice != MADV_FREE)
+		return madvise_other(rt, addr, len, advice);
 	if (page_align_range(addr, len, &s, &e)) {
 		errno = EINVAL;
 		return -1;
@@ -307,8 +436,7 @@ EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 		if (a < b)
 			region_drop_range(r, a, b, false);
 	}
-	prim_madvise(addr, len, advice == MADV_REMOVE ? MADV_REMOVE :
-		     MADV_DONTNEED);
+	prim_madvise(addr, len, MADV_DONTNEED);
 	memcg_share_unlock(rt->memcg);
 	for (i = 0; i < rt->nr_regions; i++) {
 		struct region *r = rt->regions[i];

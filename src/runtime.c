@@ -156,6 +156,9 @@ static uint64_t materialize(struct uswap_runtime *rt)
 		struct region *r = rt->regions[n];
 		uint32_t p = 0;
 
+		/* Not in the child, or zeros there (fork advice). */
+		if (r->vm_flags & (R_DONTFORK | R_WIPEONFORK))
+			continue;
 		while (p < r->nr_pages) {
 			uintptr_t addr = r->start + ((uintptr_t)p << PAGE_SHIFT);
 			swp_entry_t e = r->swp[p];
@@ -270,10 +273,35 @@ static void child_drop_clean(struct uswap_runtime *rt)
 	}
 }
 
+/*
+ * Fork advice (mmap.c): a region advised MADV_DONTFORK is not in the child
+ * at all, one advised MADV_WIPEONFORK is there but never touched.  The
+ * child lets go of what its copy of their tables holds (its uses of their
+ * slots, its charges for them) and reads nothing.
+ */
+static void child_drop_unforked(struct uswap_runtime *rt)
+{
+	unsigned n = 0;
+
+	while (n < rt->nr_regions) {
+		struct region *r = rt->regions[n];
+
+		if (r->vm_flags & R_DONTFORK) {
+			region_drop_range(r, r->start, r->end, true);
+			region_cut(rt, r, r->start, r->end);	/* no piece left */
+			continue;
+		}
+		if (r->vm_flags & R_WIPEONFORK)
+			region_drop_range(r, r->start, r->end, false);
+		n++;
+	}
+}
+
 /* The child's runtime: a userfaultfd and threads of its own. */
 static int child_restart(struct uswap_runtime *rt)
 {
 	pthread_rwlockattr_t attr;
+	uint64_t managed = 0;
 	unsigned n;
 	int err;
 
@@ -289,7 +317,11 @@ static int child_restart(struct uswap_runtime *rt)
 		if (err)
 			return err;
 	}
+	child_drop_unforked(rt);
 	child_drop_clean(rt);
+	for (n = 0; n < rt->nr_regions; n++)
+		managed += rt->regions[n]->end - rt->regions[n]->start;
+	atomic_store(&rt->stat.ev[USWAP_MANAGED_BYTES], managed);
 
 	close(rt->uffd);
 	err = prim_uffd_open(rt->features, rt->opt.uffd_features_off,

@@ -82,6 +82,8 @@ static const char *const counter_names[USWAP_NR_COUNTERS] = {
 	[USWAP_ZSWAP_WRITEBACK_SHARED] = "zswap_writeback_shared",
 	[USWAP_FAULT_THREAD_MOVES] = "fault_thread_moves",
 	[USWAP_FORK_SHARED_BYTES] = "fork_shared_bytes",
+	[USWAP_MADV_COLD] = "madv_cold",
+	[USWAP_MADV_PAGEOUT] = "madv_pageout",
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
