@@ -365,6 +365,8 @@ void prim_self_pidfd_close(void);
 void *prim_alloc(size_t len);		/* internal memory: zeroed, page-rounded */
 void prim_free(void *p, size_t len);	/* either kind */
 void *prim_alloc_shared(size_t len);	/* stays shared across fork */
+void *prim_alloc_stack(size_t len);	/* a thread's, above a guard page */
+void prim_free_stack(void *stack, size_t len);
 int prim_shared_mutex_init(pthread_mutex_t *m);
 void prim_mutex_lock(pthread_mutex_t *m);	/* takes over a dead holder's */
 void prim_futex_wait(_Atomic uint32_t *word, uint32_t val, long timeout_ms);
@@ -579,10 +581,16 @@ int swap_read_entries(struct uswap_runtime *rt, struct zswap_ctx *zc,
 void fault_thread_free(struct fault_thread *ft);
 void *fault_thread_main(void *arg);
 
-/* runtime.c: start an internal thread, every signal blocked (they are the
- * program's), with a small stack.  0 or -errno. */
+/*
+ * runtime.c: start an internal thread, every signal blocked (they are the
+ * program's), on a small stack of uswap's own, its allocations uswap's own
+ * (slab.h).  0 or -errno.  join_thread() joins it and frees its stack.
+ */
 int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 		 void *arg);
+void join_thread(pthread_t tid);
+/* Register the fork handlers now (the preload, before a runtime exists). */
+void runtime_atfork_init(void);
 
 /* threadcpu.c: the CPU each thread of the program is on. */
 void thread_cpu_register(void);

@@ -423,6 +423,29 @@ void *prim_alloc(size_t len)
 }
 
 /*
+ * A thread's stack of len bytes (a page multiple) of uswap's own, above a
+ * guard page: its lowest address, or NULL.  prim_free_stack() frees it.
+ */
+void *prim_alloc_stack(size_t len)
+{
+	char *p = prim_alloc(len + PAGE_SIZE);
+
+	if (!p)
+		return NULL;
+	if (sys_mmap(p, PAGE_SIZE, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		prim_free(p, len + PAGE_SIZE);
+		return NULL;
+	}
+	return p + PAGE_SIZE;
+}
+
+void prim_free_stack(void *stack, size_t len)
+{
+	prim_free((char *)stack - PAGE_SIZE, len + PAGE_SIZE);
+}
+
+/*
  * Memory shared with every process forked from this one (the slot maps,
  * the budget): it stays shared across fork, where prim_alloc's is copied.
  */

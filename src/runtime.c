@@ -29,6 +29,20 @@
  * member table is full, or the child cannot start its runtime, the child
  * reads all its swapped memory in instead and runs without a runtime
  * (counted as fork_materialized).
+ *
+ * Until the child's fault threads run, nothing may touch the program's
+ * managed memory: a swapped-out page there would wait for ever (and
+ * before the regions are registered again it would read as zeros).  The
+ * program's allocator may keep its heap there (jemalloc's extents are
+ * managed), and it may be locked by its own fork handlers.  So the fork
+ * handlers, and every thread of uswap's, allocate from uswap's own memory
+ * (slab.c) and run on stacks of uswap's own: the program's malloc is
+ * never called on these paths, nor by the C library on their behalf
+ * (pthread_create's DTV) where the preload library serves them.  The
+ * handlers are registered as early as possible (the preload's first
+ * mmap, before the program's allocator has initialised), so that an
+ * allocator's own handlers run around them: its prepare before ours,
+ * its child handler after ours, once the fault threads serve faults.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +57,7 @@
 
 #include "internal.h"
 #include "options.h"
+#include "slab.h"
 
 #ifndef UFFD_FEATURE_POISON
 #define UFFD_FEATURE_POISON	(1 << 14)
@@ -61,6 +76,7 @@ static int fork_member[MAX_RUNTIMES];	/* the child's member, or -1 */
 
 static int start_workers(struct uswap_runtime *rt);
 static void stop_threads(struct uswap_runtime *rt);
+static void threads_forget_child(void);
 
 /*
  * A runtime of this process is gone (destroyed, failed to start, or left
@@ -93,6 +109,7 @@ static void fork_prepare(void)
 {
 	unsigned i;
 
+	slab_self_enter();
 	pthread_mutex_lock(&runtimes_lock);
 	for (i = 0; i < MAX_RUNTIMES; i++) {
 		struct uswap_runtime *rt = runtimes[i];
@@ -108,9 +125,11 @@ static void fork_prepare(void)
 		if (fork_member[i] >= 0)
 			share_slots(rt, (unsigned)fork_member[i]);
 	}
-	if (pipe2(fork_pipe, O_CLOEXEC) < 0)
+	/* (Registered before any runtime exists: then nothing to wait for.) */
+	if (!nr_live || pipe2(fork_pipe, O_CLOEXEC) < 0)
 		fork_pipe[0] = fork_pipe[1] = -1;
 	memcg_fork_lock();
+	slab_self_leave();
 }
 
 static void fork_parent(void)
@@ -118,6 +137,7 @@ static void fork_parent(void)
 	unsigned i;
 	char c;
 
+	slab_self_enter();
 	memcg_fork_unlock(false);
 	if (fork_pipe[1] >= 0) {
 		/* EOF when the child has its members (or when fork failed). */
@@ -141,6 +161,7 @@ static void fork_parent(void)
 		settle_done(rt);
 	}
 	pthread_mutex_unlock(&runtimes_lock);
+	slab_self_leave();
 }
 
 /*
@@ -350,10 +371,20 @@ static int child_restart(struct uswap_runtime *rt)
 	return err;
 }
 
+/* An error's name: strerror() may load a message catalogue (malloc). */
+static const char *err_name(int err)
+{
+	const char *name = strerrorname_np(err);
+
+	return name ? name : "an unknown error";
+}
+
 static void fork_child(void)
 {
 	unsigned i;
 
+	slab_self_enter();
+	threads_forget_child();
 	memcg_fork_unlock(true);
 	thread_cpu_fork_child();
 	for (i = 0; i < MAX_RUNTIMES; i++)
@@ -377,17 +408,27 @@ static void fork_child(void)
 		if (!err)
 			continue;
 		uswap_log("fork: the child cannot keep its memory managed (%s): reading it in",
-			  strerror(-err));
+			  err_name(-err));
 		child_materialize(rt, fork_member[i]);
 		runtimes[i] = NULL;
 		live_put_locked();
 	}
 	pthread_mutex_init(&runtimes_lock, NULL);
+	slab_self_leave();
 }
 
+/* The slab's handlers first: its prepare then runs after ours. */
 static void atfork_register(void)
 {
+	slab_atfork_register();
+	slab_self_enter();	/* glibc may allocate to record them */
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	slab_self_leave();
+}
+
+void runtime_atfork_init(void)
+{
+	pthread_once(&atfork_once, atfork_register);
 }
 
 static int runtime_list_add(struct uswap_runtime *rt)
@@ -417,20 +458,35 @@ static void runtime_list_del(struct uswap_runtime *rt)
 	pthread_mutex_unlock(&runtimes_lock);
 }
 
-struct thread_start {
+#define THREAD_STACK	(256 * 1024)
+
+/*
+ * A thread of uswap's, at the bottom of its own stack (prim_alloc_stack:
+ * never managed memory, never the program's allocator; and a fork child
+ * reuses none of the C library's cached stacks, whose DTVs the program's
+ * allocator may have made).  Running threads are on a list, under
+ * threads_lock, so that join_thread() finds the stack to free and a fork
+ * child frees its copies of its parent's.
+ */
+struct uswap_thread {
 	void *(*fn)(void *);
 	void *arg;
 	char name[16];
+	pthread_t tid;
+	struct uswap_thread *next;
 };
+
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uswap_thread *threads;
 
 /* The new thread names itself (prctl: no file to open in the program). */
 static void *thread_trampoline(void *p)
 {
-	struct thread_start ts = *(struct thread_start *)p;
+	struct uswap_thread *t = p;
 
-	free(p);
-	prctl(PR_SET_NAME, ts.name);
-	return ts.fn(ts.arg);
+	slab_self_enter();	/* for its whole life */
+	prctl(PR_SET_NAME, t->name);
+	return t->fn(t->arg);
 }
 
 /*
@@ -440,26 +496,68 @@ static void *thread_trampoline(void *p)
 int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 		 void *arg)
 {
-	struct thread_start *ts = malloc(sizeof(*ts));
+	struct uswap_thread *t = prim_alloc_stack(THREAD_STACK);
 	sigset_t all, old;
 	pthread_attr_t attr;
 	int err;
 
-	if (!ts)
+	if (!t)
 		return -ENOMEM;
-	ts->fn = fn;
-	ts->arg = arg;
-	snprintf(ts->name, sizeof(ts->name), "%s", name);
+	t->fn = fn;
+	t->arg = arg;
+	strncpy(t->name, name, sizeof(t->name) - 1);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	err = pthread_create(tid, &attr, thread_trampoline, ts);
+	pthread_attr_setstack(&attr, t, THREAD_STACK);
+	slab_self_enter();	/* pthread_create allocates the thread's DTV */
+	err = pthread_create(&t->tid, &attr, thread_trampoline, t);
+	slab_self_leave();
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		free(ts);
-	return -err;
+	if (err) {
+		prim_free_stack(t, THREAD_STACK);
+		return -err;
+	}
+	*tid = t->tid;
+	pthread_mutex_lock(&threads_lock);
+	t->next = threads;
+	threads = t;
+	pthread_mutex_unlock(&threads_lock);
+	return 0;
+}
+
+void join_thread(pthread_t tid)
+{
+	struct uswap_thread **pp, *t = NULL;
+
+	pthread_join(tid, NULL);
+	pthread_mutex_lock(&threads_lock);
+	for (pp = &threads; *pp; pp = &(*pp)->next)
+		if (pthread_equal((*pp)->tid, tid)) {
+			t = *pp;
+			*pp = t->next;
+			break;
+		}
+	pthread_mutex_unlock(&threads_lock);
+	if (t)
+		prim_free_stack(t, THREAD_STACK);
+}
+
+/*
+ * In a fork child: none of the threads on the list exists here (the C
+ * library forgot them too: their stacks were ours to free).
+ */
+static void threads_forget_child(void)
+{
+	struct uswap_thread *t = threads, *next;
+
+	pthread_mutex_init(&threads_lock, NULL);
+	threads = NULL;
+	for (; t; t = next) {
+		next = t->next;
+		prim_free_stack(t, THREAD_STACK);
+	}
 }
 
 static void stop_threads(struct uswap_runtime *rt)
@@ -470,12 +568,12 @@ static void stop_threads(struct uswap_runtime *rt)
 	(void)!write(rt->wake_pipe[1], "x", 1);
 	memcg_wake_all(rt->memcg);
 	for (i = 0; i < rt->nr_fault_threads; i++) {
-		pthread_join(rt->fault_tids[i], NULL);
+		join_thread(rt->fault_tids[i]);
 		fault_thread_free(rt->fault_threads[i]);
 	}
 	rt->nr_fault_threads = 0;
 	if (rt->reclaim_started)
-		pthread_join(rt->reclaim_thread, NULL);
+		join_thread(rt->reclaim_thread);
 	rt->reclaim_started = false;
 	reclaimer_free(rt->reclaimer, true);
 	rt->reclaimer = NULL;
@@ -579,8 +677,8 @@ static void zswap_stop(struct uswap_runtime *rt)
 	rt->fork_zctx = NULL;
 }
 
-EXPORT int uswap_runtime_create(const struct uswap_options *opt,
-				struct uswap_runtime **rtp)
+static int runtime_create(const struct uswap_options *opt,
+			  struct uswap_runtime **rtp)
 {
 	struct uswap_runtime *rt;
 	pthread_rwlockattr_t attr;
@@ -695,6 +793,23 @@ err_put:
 	pthread_mutex_lock(&runtimes_lock);
 	live_put_locked();
 	pthread_mutex_unlock(&runtimes_lock);
+	return err;
+}
+
+/*
+ * What creating a runtime allocates, and what the C library allocates for
+ * it (its threads' DTVs), is uswap's own (slab.h); the program's
+ * allocator may be the caller (its first mmap) and hold its locks.
+ */
+EXPORT int uswap_runtime_create(const struct uswap_options *opt,
+				struct uswap_runtime **rtp)
+{
+	int err;
+
+	runtime_atfork_init();
+	slab_self_enter();
+	err = runtime_create(opt, rtp);
+	slab_self_leave();
 	return err;
 }
 
