@@ -33,6 +33,17 @@
 
 #include "internal.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define USWAP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define USWAP_ASAN 1
+#endif
+#endif
+#ifdef USWAP_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 #ifndef UFFD_FEATURE_WP_UNPOPULATED
 #define UFFD_FEATURE_WP_UNPOPULATED	(1 << 13)
 #endif
@@ -442,6 +453,11 @@ void *prim_alloc_stack(size_t len)
 
 void prim_free_stack(void *stack, size_t len)
 {
+#ifdef USWAP_ASAN
+	/* Its frames' redzones stay in AddressSanitizer's shadow (the raw
+	   munmap is not seen): the next mapping here must not inherit them. */
+	__asan_unpoison_memory_region(stack, len);
+#endif
 	prim_free((char *)stack - PAGE_SIZE, len + PAGE_SIZE);
 }
 

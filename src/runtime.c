@@ -46,6 +46,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -461,7 +462,7 @@ static void runtime_list_del(struct uswap_runtime *rt)
 #define THREAD_STACK	(256 * 1024)
 
 /*
- * A thread of uswap's, at the bottom of its own stack (prim_alloc_stack:
+ * A thread of uswap's, in the page below its own stack (prim_alloc_stack:
  * never managed memory, never the program's allocator; and a fork child
  * reuses none of the C library's cached stacks, whose DTVs the program's
  * allocator may have made).  Running threads are on a list, under
@@ -472,12 +473,39 @@ struct uswap_thread {
 	void *(*fn)(void *);
 	void *arg;
 	char name[16];
+	size_t stack_len;
 	pthread_t tid;
 	struct uswap_thread *next;
 };
 
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct uswap_thread *threads;
+
+static int add_tls(struct dl_phdr_info *info, size_t size, void *data)
+{
+	size_t *total = data;
+	unsigned k;
+
+	(void)size;
+	for (k = 0; k < info->dlpi_phnum; k++)
+		if (info->dlpi_phdr[k].p_type == PT_TLS)
+			*total += info->dlpi_phdr[k].p_memsz +
+				  info->dlpi_phdr[k].p_align;
+	return 0;
+}
+
+/*
+ * A stack the caller gives holds the thread's static TLS too, at its top:
+ * every loaded module's TLS block (ThreadSanitizer's is 900 KiB), the C
+ * library's descriptor and its surplus (64 KiB covers both).
+ */
+static size_t thread_stack_len(void)
+{
+	size_t tls = 64 * 1024;
+
+	dl_iterate_phdr(add_tls, &tls);
+	return THREAD_STACK + ((tls + PAGE_SIZE - 1) & PAGE_MASK);
+}
 
 /* The new thread names itself (prctl: no file to open in the program). */
 static void *thread_trampoline(void *p)
@@ -496,27 +524,30 @@ static void *thread_trampoline(void *p)
 int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 		 void *arg)
 {
-	struct uswap_thread *t = prim_alloc_stack(THREAD_STACK);
+	size_t len = thread_stack_len() + PAGE_SIZE;
+	struct uswap_thread *t = prim_alloc_stack(len);
 	sigset_t all, old;
 	pthread_attr_t attr;
 	int err;
 
 	if (!t)
 		return -ENOMEM;
+	t->stack_len = len;
 	t->fn = fn;
 	t->arg = arg;
 	strncpy(t->name, name, sizeof(t->name) - 1);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
-	pthread_attr_setstack(&attr, t, THREAD_STACK);
+	/* The stack proper starts above t's page (a sanitizer clears it). */
+	pthread_attr_setstack(&attr, (char *)t + PAGE_SIZE, len - PAGE_SIZE);
 	slab_self_enter();	/* pthread_create allocates the thread's DTV */
 	err = pthread_create(&t->tid, &attr, thread_trampoline, t);
 	slab_self_leave();
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
-		prim_free_stack(t, THREAD_STACK);
+		prim_free_stack(t, len);
 		return -err;
 	}
 	*tid = t->tid;
@@ -541,7 +572,7 @@ void join_thread(pthread_t tid)
 		}
 	pthread_mutex_unlock(&threads_lock);
 	if (t)
-		prim_free_stack(t, THREAD_STACK);
+		prim_free_stack(t, t->stack_len);
 }
 
 /*
@@ -556,7 +587,7 @@ static void threads_forget_child(void)
 	threads = NULL;
 	for (; t; t = next) {
 		next = t->next;
-		prim_free_stack(t, THREAD_STACK);
+		prim_free_stack(t, t->stack_len);
 	}
 }
 

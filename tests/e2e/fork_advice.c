@@ -160,7 +160,9 @@ static void slot_use(uint64_t *inuse, uint64_t *named)
 	uint32_t p;
 
 	*inuse = *named = 0;
-	pthread_rwlock_rdlock(&rt->op_lock);
+	/* For writing: fault threads and the reclaimer change swp[] under
+	   the lock held for reading. */
+	pthread_rwlock_wrlock(&rt->op_lock);
 	for (k = 0; k < rt->nr_swap; k++) {
 		prim_mutex_lock(&rt->swap[k].lock);
 		*inuse += swap_inuse_slots(&rt->swap[k]);

@@ -4,7 +4,8 @@
 # ThreadSanitizer (build/asan, build/tsan), with and without the compressed
 # pool, the slot allocator's threads, the page I/O and the pool's writeback
 # unit tests, two fault-injection scenarios, the region table against the
-# reclaimer (regions_race), and the fork, fork_share and reap tests;
+# reclaimer (regions_race), madvise advice (fork_advice), and the fork,
+# fork_share and reap tests;
 # any sanitizer report fails.  A child after fork
 # starts threads of its own (its runtime carries on): TSan allows that with
 # die_after_fork=0, but its thread registry then trips over the parent's
@@ -16,6 +17,7 @@ for san in asan tsan; do
 	make -s SAN=$san -j2 build/$san/tests/e2e/stress build/$san/tests/e2e/remap \
 		build/$san/tests/e2e/readahead build/$san/tests/e2e/fork build/$san/tests/e2e/fork_share build/$san/tests/e2e/reap \
 		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt build/$san/tests/e2e/regions_race \
+		build/$san/tests/e2e/fork_advice \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
 		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
@@ -37,6 +39,9 @@ for san in asan tsan; do
 	# and unmap regions (its idle loop, the device refusing every write).
 	build/$san/tests/e2e/regions_race 3 >/dev/null || { echo "$san: regions_race failed"; exit 1; }
 	build/$san/tests/e2e/regions_race 2 lz4 >/dev/null || { echo "$san: regions_race lz4 failed"; exit 1; }
+	# Advice that reorders the LRU and splits regions (no fork).
+	build/$san/tests/e2e/fork_advice pageout 16K lz4 >/dev/null || { echo "$san: fork_advice pageout failed"; exit 1; }
+	build/$san/tests/e2e/fork_advice populate 64K >/dev/null || { echo "$san: fork_advice populate failed"; exit 1; }
 	build/$san/tests/e2e/readahead || { echo "$san: readahead failed"; exit 1; }
 	# Reads that fail their checksum (SIGBUS in the program), and a
 	# userfaultfd copy that finds a page mapped already.
@@ -51,6 +56,8 @@ for san in asan tsan; do
 		build/$san/tests/e2e/fork_share 16K lz4 >/dev/null || { echo "$san: fork_share failed"; exit 1; }
 		build/$san/tests/e2e/fork_share 4K off >/dev/null || { echo "$san: fork_share 4K failed"; exit 1; }
 		build/$san/tests/e2e/reap >/dev/null || { echo "$san: reap failed"; exit 1; }
+		build/$san/tests/e2e/fork_advice wipe 64K lz4 >/dev/null || { echo "$san: fork_advice wipe failed"; exit 1; }
+		build/$san/tests/e2e/fork_advice dontfork 16K >/dev/null || { echo "$san: fork_advice dontfork failed"; exit 1; }
 		build/$san/tests/e2e/encrypt fork 64K pool >/dev/null || { echo "$san: encrypt fork failed"; exit 1; }
 	fi
 done
