@@ -153,18 +153,22 @@ struct region {
 	_Atomic uint32_t ra_next, ra_win, ra_last;
 	_Atomic int refs;		/* table reference + one per user */
 	uintptr_t busy_start, busy_end;	/* range being changed: reclaim skips it */
-	unsigned vm_flags;		/* R_*: the kernel's VMA flags that fork
-					   needs (madvise fork advice) */
+	unsigned vm_flags;		/* R_*: advice the kernel keeps in the
+					   VMA's flags */
 	struct uswap_runtime *rt;
 };
 
 /*
- * Region flags: fork advice (mmap.c) the kernel keeps in the VMA's flags,
- * and uswap in the region's, a region being split where advice changes
- * for part of it, as the kernel splits the VMA.
+ * Region flags: the advice (mmap.c) the kernel keeps in the VMA's flags,
+ * kept in the region's, a region being split where they change for part
+ * of it, as the kernel splits the VMA.  Fork acts on two of them.
  */
 #define R_WIPEONFORK	(1u << 0)	/* a fork child gets zeros here */
 #define R_DONTFORK	(1u << 1)	/* a fork child has no mapping here */
+#define R_DONTDUMP	(1u << 2)
+#define R_SEQ_READ	(1u << 3)
+#define R_RAND_READ	(1u << 4)
+#define R_MERGEABLE	(1u << 5)
 
 /*
  * Budget (memcontrol.c).  Charges are in pages.  One budget serves every

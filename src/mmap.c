@@ -27,6 +27,9 @@
 #define MADV_COLD	20
 #define MADV_PAGEOUT	21
 #endif
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL	102
+#endif
 
 static bool range_in_flight(struct region *r, uintptr_t start, uintptr_t end)
 {
@@ -288,23 +291,51 @@ static void refill_partial(struct uswap_runtime *rt, struct region *r,
 	}
 }
 
-/* Advice the kernel keeps in the flags of the VMAs it applies to. */
-static bool advice_sets_vma_flags(int advice)
+/*
+ * The flags of a mapping, fl (R_*), after advice that the kernel keeps in
+ * its VMA's flags: true and *nf set, or false for any other advice.
+ * MADV_HUGEPAGE and MADV_NOHUGEPAGE are there too, changing nothing:
+ * managed memory stays MADV_NOHUGEPAGE.
+ */
+static bool advice_vma_flags(unsigned fl, int advice, unsigned *nf)
 {
 	switch (advice) {
 	case MADV_NORMAL:
+		*nf = fl & ~(R_SEQ_READ | R_RAND_READ);
+		return true;
 	case MADV_RANDOM:
+		*nf = (fl & ~R_SEQ_READ) | R_RAND_READ;
+		return true;
 	case MADV_SEQUENTIAL:
+		*nf = (fl & ~R_RAND_READ) | R_SEQ_READ;
+		return true;
 	case MADV_DONTFORK:
+		*nf = fl | R_DONTFORK;
+		return true;
 	case MADV_DOFORK:
-	case MADV_DONTDUMP:
-	case MADV_DODUMP:
+		*nf = fl & ~R_DONTFORK;
+		return true;
 	case MADV_WIPEONFORK:
+		*nf = fl | R_WIPEONFORK;
+		return true;
 	case MADV_KEEPONFORK:
+		*nf = fl & ~R_WIPEONFORK;
+		return true;
+	case MADV_DONTDUMP:
+		*nf = fl | R_DONTDUMP;
+		return true;
+	case MADV_DODUMP:
+		*nf = fl & ~R_DONTDUMP;
+		return true;
 	case MADV_MERGEABLE:
+		*nf = fl | R_MERGEABLE;
+		return true;
 	case MADV_UNMERGEABLE:
+		*nf = fl & ~R_MERGEABLE;
+		return true;
 	case MADV_HUGEPAGE:
 	case MADV_NOHUGEPAGE:
+		*nf = fl;
 		return true;
 	}
 	return false;
@@ -317,8 +348,11 @@ static bool advice_sets_vma_flags(int advice)
 static int madvise_managed(struct uswap_runtime *rt, struct region *r,
 			   uintptr_t a, uintptr_t b, int advice)
 {
+	unsigned nf;
 	int err;
 
+	if (advice == MADV_GUARD_INSTALL)
+		return -EINVAL;
 	if (advice == MADV_COLD || advice == MADV_PAGEOUT) {
 		/*
 		 * uswap's LRU, not the kernel's: the kernel would try to
@@ -332,8 +366,11 @@ static int madvise_managed(struct uswap_runtime *rt, struct region *r,
 		return err;
 	}
 	/* userfaultfd installs small pages; khugepaged stays away. */
-	if (advice == MADV_HUGEPAGE)
+	if (advice == MADV_HUGEPAGE || advice == MADV_NOHUGEPAGE)
 		return 0;
+	advice_vma_flags(r->vm_flags, advice, &nf);
+	if (nf == r->vm_flags)	/* the kernel changes (and splits) nothing */
+		return prim_madvise((void *)a, b - a, advice);
 	/*
 	 * The kernel splits its VMA where the advice ends inside one, and a
 	 * folio must not span two VMAs (one UFFDIO_COPY installs it): the
@@ -343,17 +380,9 @@ static int madvise_managed(struct uswap_runtime *rt, struct region *r,
 	err = region_isolate(rt, a, b, &r);
 	if (!err)
 		err = prim_madvise((void *)a, b - a, advice);
-	if (err)
-		return err;
-	if (advice == MADV_WIPEONFORK)
-		r->vm_flags |= R_WIPEONFORK;
-	else if (advice == MADV_KEEPONFORK)
-		r->vm_flags &= ~R_WIPEONFORK;
-	else if (advice == MADV_DONTFORK)
-		r->vm_flags |= R_DONTFORK;
-	else if (advice == MADV_DOFORK)
-		r->vm_flags &= ~R_DONTFORK;
-	return 0;
+	if (!err)
+		r->vm_flags = nf;
+	return err;
 }
 
 /*
@@ -363,19 +392,22 @@ static int madvise_managed(struct uswap_runtime *rt, struct region *r,
  * its VMAs: managed pieces through madvise_managed(), the others to the
  * kernel; the first error stops the walk, a hole in the range only makes
  * it end with ENOMEM.  So uswap's tables change exactly where the
- * kernel's advice took.  Anything else is the kernel's alone: on private
- * anonymous memory it refuses MADV_REMOVE (and nothing is dropped), and
- * MADV_POPULATE_READ/WRITE and MADV_WILLNEED fault the pages in through
- * the fault threads, charged as any fault.
+ * kernel's advice took.  MADV_GUARD_INSTALL is refused on managed memory
+ * (EINVAL): a guard page would drop a page behind uswap's back, and
+ * reclaim, reading a victim's pages, would fault on it.  Anything else is
+ * the kernel's alone: on private anonymous memory it refuses MADV_REMOVE
+ * (and nothing is dropped), and MADV_POPULATE_READ/WRITE fault the pages
+ * in through the fault threads, charged as any fault.
  */
 static int madvise_other(struct uswap_runtime *rt, void *addr, size_t len,
 			 int advice)
 {
 	uintptr_t s, e, cur;
 	int err = 0, hole = 0;
+	unsigned nf;
 
-	if (!advice_sets_vma_flags(advice) && advice != MADV_COLD &&
-	    advice != MADV_PAGEOUT)
+	if (!advice_vma_flags(0, advice, &nf) && advice != MADV_COLD &&
+	    advice != MADV_PAGEOUT && advice != MADV_GUARD_INSTALL)
 		return prim_madvise(addr, len, advice) ? -1 : 0;
 	if (page_align_range(addr, len, &s, &e)) {
 		errno = EINVAL;

@@ -27,7 +27,9 @@
  *             memory, then more memory is written: the hinted range goes
  *             out before the older memory (a budget that evicts less
  *             than the older memory holds);
- *   dump      MADV_DONTDUMP and MADV_DODUMP: accepted, nothing changes.
+ *   dump      MADV_DONTDUMP and MADV_DODUMP: accepted, nothing changes
+ *             (advice that changes no flag splits no region);
+ *   guard     MADV_GUARD_INSTALL: refused (EINVAL), nothing lost.
  *
  * Each mode first checks the kernel's own answer on an unmanaged mapping
  * (and skips when the kernel does not know the advice).  At the end the
@@ -57,6 +59,9 @@
 #endif
 #ifndef MADV_PAGEOUT
 #define MADV_PAGEOUT		21
+#endif
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL	102
 #endif
 
 #define MB (1ul << 20)
@@ -490,11 +495,24 @@ static void mode_hint(int advice, const char *name, unsigned counter)
 	check("after the hint", 0, 18 * MB / T_PAGE, 1, NULL);
 }
 
+static unsigned nr_regions(void)
+{
+	return atomic_load(&rt->nr_regions);
+}
+
 static void mode_dump(void)
 {
+	unsigned n0 = nr_regions();
 	pid_t c;
 
 	kernel_knows(MADV_DONTDUMP, "MADV_DONTDUMP");
+	/* What changes no flag splits nothing, in the kernel and here. */
+	if (advise(EV_FIRST, EV_END, MADV_DODUMP) ||
+	    advise(EV_FIRST, EV_END, MADV_NOHUGEPAGE))
+		t_fail("MADV_DODUMP: %s", strerror(errno));
+	if (nr_regions() != n0)
+		t_fail("advice that changes nothing split the region (%u regions, %u before)",
+		       nr_regions(), n0);
 	if (advise(EV_FIRST, EV_END, MADV_DONTDUMP) ||
 	    advise(RES_FIRST, RES_END, MADV_DONTDUMP))
 		t_fail("MADV_DONTDUMP: %s", strerror(errno));
@@ -511,6 +529,23 @@ static void mode_dump(void)
 	if (advise(RES_FIRST, RES_END, MADV_DODUMP))
 		t_fail("MADV_DODUMP: %s", strerror(errno));
 	check("after MADV_DODUMP", 0, NPAGES, 1, NULL);
+}
+
+/* MADV_GUARD_INSTALL: refused on managed memory, nothing lost. */
+static void mode_guard(void)
+{
+	int err;
+
+	kernel_knows(MADV_GUARD_INSTALL, "MADV_GUARD_INSTALL");
+	err = advise(EV_FIRST, EV_END, MADV_GUARD_INSTALL) ? errno : 0;
+	if (err != EINVAL)
+		t_fail("MADV_GUARD_INSTALL on swapped-out memory: %s, wanted EINVAL",
+		       err ? strerror(err) : "accepted");
+	err = advise(RES_FIRST, RES_END, MADV_GUARD_INSTALL) ? errno : 0;
+	if (err != EINVAL)
+		t_fail("MADV_GUARD_INSTALL on resident memory: %s, wanted EINVAL",
+		       err ? strerror(err) : "accepted");
+	check("after MADV_GUARD_INSTALL", 0, NPAGES, 1, NULL);
 }
 
 int main(int argc, char **argv)
@@ -555,6 +590,8 @@ int main(int argc, char **argv)
 		mode_hint(MADV_PAGEOUT, "MADV_PAGEOUT", USWAP_MADV_PAGEOUT);
 	else if (!strcmp(mode, "dump"))
 		mode_dump();
+	else if (!strcmp(mode, "guard"))
+		mode_guard();
 	else
 		t_fail("unknown mode %s", mode);
 

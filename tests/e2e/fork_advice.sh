@@ -3,6 +3,7 @@
 # madvise advice on managed memory as the kernel has it (tests/e2e/fork_advice.c):
 # MADV_WIPEONFORK/KEEPONFORK, MADV_DONTFORK/DOFORK, MADV_REMOVE,
 # MADV_POPULATE_READ/WRITE, MADV_COLD, MADV_PAGEOUT, MADV_DONTDUMP/DODUMP,
+# MADV_GUARD_INSTALL (refused),
 # on swapped-out and resident memory, folio sizes 4K..2M, with and without
 # the compressed pool; nothing said about unreadable or lost memory.  Then
 # the same advice through the preload library: python3 under uswap run,
@@ -15,7 +16,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 for args in "4K off" "16K lz4" "64K off" "2M off"; do
-	for mode in wipe dontfork remove populate cold pageout dump; do
+	for mode in wipe dontfork remove populate cold pageout dump guard; do
 		$b $mode $args >"$T/out" 2>&1
 		rc=$?
 		[ $rc = 77 ] && { cat "$T/out"; exit 77; }
