@@ -153,23 +153,28 @@ void *slab_alloc(size_t size, size_t align)
 	return obj;
 }
 
+/*
+ * p's header, or NULL if p is no live object of the slab (freed twice, or
+ * not one it handed out): the program's mistake is not made worse.
+ */
 static struct slab_hdr *slab_hdr(const void *p)
 {
 	struct slab_hdr *h = (struct slab_hdr *)p - 1;
 
-	assert(slab_owns(p) && h->magic == SLAB_MAGIC);
+	if (!slab_owns(p) || !slab_owns(h) || h->magic != SLAB_MAGIC ||
+	    h->cls >= SLAB_CLASSES)
+		return NULL;
 	return h;
 }
 
 void slab_free(void *p)
 {
-	struct slab_hdr *h;
+	struct slab_hdr *h = p ? slab_hdr(p) : NULL;
 	char *block;
 	unsigned cls;
 
-	if (!p)
+	if (!h)
 		return;
-	h = slab_hdr(p);
 	cls = h->cls;
 	block = (char *)p - h->offset;
 	h->magic = 0;
@@ -183,12 +188,12 @@ size_t slab_usable_size(const void *p)
 {
 	const struct slab_hdr *h = slab_hdr(p);
 
-	return ((size_t)1 << (h->cls + SLAB_MIN_SHIFT)) - h->offset;
+	return h ? ((size_t)1 << (h->cls + SLAB_MIN_SHIFT)) - h->offset : 0;
 }
 
 void *slab_realloc(void *p, size_t size)
 {
-	size_t old;
+	struct slab_hdr *h;
 	void *q;
 
 	if (!p)
@@ -197,17 +202,19 @@ void *slab_realloc(void *p, size_t size)
 		slab_free(p);
 		return NULL;
 	}
+	h = slab_hdr(p);
+	if (!h)
+		return NULL;
 	if (size <= slab_usable_size(p)) {
-		old = slab_hdr(p)->size;
-		if (size > old)
-			memset((char *)p + old, 0, size - old);
-		slab_hdr(p)->size = (uint32_t)size;
+		if (size > h->size)
+			memset((char *)p + h->size, 0, size - h->size);
+		h->size = (uint32_t)size;
 		return p;
 	}
 	q = slab_alloc(size, 0);
 	if (!q)
 		return NULL;
-	memcpy(q, p, slab_hdr(p)->size);
+	memcpy(q, p, h->size);
 	slab_free(p);
 	return q;
 }

@@ -11,8 +11,9 @@
  * each filled from its index, then forks several times: each child
  * checks every block, frees a third, allocates new ones, rewrites a
  * third and checks again; forks a grandchild that checks its view; and
- * exits.  A child that does not end within TIMEOUT seconds fails the test
- * (it is killed: a fork that deadlocks sleeps for ever).
+ * exits.  A child that does not end within TIMEOUT seconds (a few at
+ * rest) fails the test (it is killed: a fork that deadlocks sleeps for
+ * ever).
  *
  * Usage: jemalloc_fork [NR_FORKS]
  */
@@ -27,7 +28,7 @@
 #include <unistd.h>
 
 #define NR_BLOCKS	32768u
-#define TIMEOUT		120
+#define TIMEOUT		300
 
 static unsigned char **blocks;
 static size_t *sizes;
