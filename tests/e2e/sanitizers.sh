@@ -19,7 +19,7 @@ for san in asan tsan; do
 		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt build/$san/tests/e2e/regions_race \
 		build/$san/tests/e2e/fork_advice \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
-		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
+		build/$san/tests/unit/page_io build/$san/tests/unit/zswap build/$san/tests/unit/slab >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
 	build/$san/tests/e2e/stress --size 64M --max 8M --threads 3 --ops 2000 --expect-swap || { echo "$san: stress failed"; exit 1; }
 	build/$san/tests/e2e/stress --size 64M --max 8M --folio 4K --threads 2 --ops 2000 --expect-swap || { echo "$san: stress 4K failed"; exit 1; }
@@ -32,6 +32,8 @@ for san in asan tsan; do
 	# free, dup and free each other's slots; discards racing frees.
 	build/$san/tests/unit/swapfile_threads >/dev/null || { echo "$san: unit swapfile_threads failed"; exit 1; }
 	build/$san/tests/unit/page_io >/dev/null || { echo "$san: unit page_io failed"; exit 1; }
+	# uswap's own memory (slab.c) from four threads.
+	build/$san/tests/unit/slab >/dev/null || { echo "$san: unit slab failed"; exit 1; }
 	# The pool's writeback in rounds, racing loads and frees; failing writes.
 	build/$san/tests/unit/zswap writeback >/dev/null || { echo "$san: unit zswap writeback failed"; exit 1; }
 	build/$san/tests/e2e/remap || { echo "$san: remap failed"; exit 1; }
