@@ -161,8 +161,8 @@ static struct slab_hdr *slab_hdr(const void *p)
 {
 	struct slab_hdr *h = (struct slab_hdr *)p - 1;
 
-	if (!slab_owns(p) || !slab_owns(h) || h->magic != SLAB_MAGIC ||
-	    h->cls >= SLAB_CLASSES)
+	if (((uintptr_t)p & (sizeof(*h) - 1)) || !slab_owns(p) ||
+	    !slab_owns(h) || h->magic != SLAB_MAGIC || h->cls >= SLAB_CLASSES)
 		return NULL;
 	return h;
 }
