@@ -497,14 +497,23 @@ static int add_tls(struct dl_phdr_info *info, size_t size, void *data)
 /*
  * A stack the caller gives holds the thread's static TLS too, at its top:
  * every loaded module's TLS block (ThreadSanitizer's is 900 KiB), the C
- * library's descriptor and its surplus (64 KiB covers both).
+ * library's descriptor and its surplus, which modules loaded later use
+ * (64 KiB covers both).  Measured once, by the first runtime: a fork
+ * child must not walk the C library's list of modules, whose entries for
+ * those loaded later came from the program's allocator, perhaps in
+ * managed memory, before its fault threads run.
  */
 static size_t thread_stack_len(void)
 {
-	size_t tls = 64 * 1024;
+	static _Atomic size_t len;
+	size_t tls = 64 * 1024, l = atomic_load(&len);
 
+	if (l)
+		return l;
 	dl_iterate_phdr(add_tls, &tls);
-	return THREAD_STACK + ((tls + PAGE_SIZE - 1) & PAGE_MASK);
+	l = THREAD_STACK + ((tls + PAGE_SIZE - 1) & PAGE_MASK);
+	atomic_store(&len, l);
+	return l;
 }
 
 /* The new thread names itself (prctl: no file to open in the program). */
