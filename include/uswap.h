@@ -479,6 +479,10 @@ enum uswap_counter {
 	USWAP_NR_UNEVICTABLE,		/* now: resident pages locked or pinned,
 					   never evicted (nr_unevictable) */
 	USWAP_NR_MLOCK,			/* now: of them, pages locked (nr_mlock) */
+	USWAP_MADV_COLD,		/* pages MADV_COLD moved to the tail of
+					   the inactive list */
+	USWAP_MADV_PAGEOUT,		/* pages MADV_PAGEOUT put first in line
+					   for eviction */
 	USWAP_NR_COUNTERS
 };
 

@@ -39,6 +39,7 @@
 
 #include "uswap.h"
 #include "live.h"
+#include "slab.h"
 
 #define LIVE_PERIOD_MS		500
 #define LIVE_STOP_WAIT_MS	1000
@@ -106,6 +107,7 @@ static void *live_thread(void *arg)
 	};
 
 	(void)arg;
+	slab_self_enter();	/* uswap's thread: its allocations are uswap's */
 	while (!atomic_load(&live.stop)) {
 		pthread_mutex_lock(&live.lock);
 		if (!atomic_load(&live.stop))
@@ -116,7 +118,11 @@ static void *live_thread(void *arg)
 	return NULL;
 }
 
-/* A detached thread with every signal blocked: signals are the program's. */
+/*
+ * A detached thread with every signal blocked: signals are the program's.
+ * Made as uswap's (slab.h): from the fork child's handler it may run
+ * before the program's allocator has unlocked itself in the child.
+ */
 static int live_spawn(void)
 {
 	pthread_attr_t attr;
@@ -129,7 +135,9 @@ static int live_spawn(void)
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, LIVE_STACK_SIZE);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	slab_self_enter();
 	err = pthread_create(&tid, &attr, live_thread, NULL);
+	slab_self_leave();
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;

@@ -25,17 +25,20 @@
  * that does not is answered without the table's lock.
  *
  * Bootstrap.  dlsym() itself may call calloc() before the real functions
- * are known: while they are looked up, requests are served from a small
- * static arena (zeroed, never reused: enough for the lookup and for the
- * thread descriptors and environment strings made while the runtime
- * starts) whose blocks are never passed to the program's free().
+ * are known: while they are looked up, requests are served from uswap's
+ * own memory (the library's slab, src/slab.c), whose blocks free() and
+ * realloc() recognise and never pass to the program's allocator.
  *
- * Recursion.  uswap must neither allocate a managed block for itself nor
- * re-enter the program's allocator, which may be its caller (jemalloc's
- * first mmap creates the runtime while jemalloc holds its init lock):
- * while a thread is inside uswap (creating the runtime, mapping or
- * unmapping a block) its in_uswap guard is set, and its requests come
- * from the arena too (from the program's allocator once that is full).
+ * uswap's own allocations.  uswap must neither allocate a managed block
+ * for itself, nor re-enter the program's allocator, which may be its
+ * caller (jemalloc's first mmap creates the runtime while jemalloc holds
+ * its init lock), may be locked (its fork handlers), or may keep its heap
+ * in managed memory that a fork child cannot read before its fault
+ * threads run.  So a thread marked as uswap's (slab_self(): uswap's
+ * threads always; any thread creating the runtime, mapping or unmapping
+ * a block, or in the runtime's fork handlers) is served from the slab:
+ * what the C library allocates for uswap there (a new thread's DTV, a
+ * FILE) too.  Only when the slab is full does it get the program's.
  *
  * Failure.  When there is no runtime (it could not start), or uswap
  * cannot map a block, the request goes to the program's allocator: the
@@ -56,13 +59,12 @@
 
 #include "uswap.h"
 #include "options.h"	/* OPTIONS_MIN_REGION_DEFAULT */
+#include "slab.h"
+
 
 #define EXPORT		__attribute__((visibility("default")))
-/* Static TLS: a preloaded library's, reached without __tls_get_addr. */
-#define THREAD_LOCAL	__thread __attribute__((tls_model("initial-exec")))
 #define BLOCK_PAGE	4096ul
 #define MIN_ALIGN	16ul
-#define ARENA_SIZE	(64ul << 10)
 
 struct uswap_runtime *preload_runtime(void);	/* preload.c */
 
@@ -82,17 +84,13 @@ static struct {
 /*
  * real's state.  One thread moves it from UNKNOWN to RESOLVING and fills
  * real; meanwhile every request (dlsym's own, another thread's) is served
- * from the arena: no lock, so none that dlsym's could nest in.
+ * from the slab.
  */
 enum { REAL_UNKNOWN, REAL_RESOLVING, REAL_READY, REAL_MISSING };
 static int real_state;
-static THREAD_LOCAL unsigned in_uswap;	/* this thread is inside uswap */
 
 /* Smallest managed block; SIZE_MAX (nothing managed) until malloc_init(). */
 static size_t large_min = SIZE_MAX;
-
-static char arena[ARENA_SIZE] __attribute__((aligned(BLOCK_PAGE)));
-static size_t arena_used;	/* bump pointer, atomic */
 
 /*
  * The table of our blocks.  block_lock protects blocks, blocks_shift and
@@ -151,7 +149,7 @@ static void *real_lookup(const char *name, const void *malloc_base)
  * Look up the program's allocator.  Returns false while it is being
  * looked up (by this thread, dlsym allocating, or by another), or when
  * malloc, calloc, realloc or free cannot be found: the caller uses the
- * arena.
+ * slab.
  */
 static bool real_resolve(void)
 {
@@ -206,40 +204,6 @@ static void *real_memalign(size_t align, size_t size)
 		return NULL;
 	}
 	return p;
-}
-
-/* ---- the bootstrap arena ---- */
-
-/*
- * size bytes aligned to align (a power of two), zeroed (the arena is never
- * reused); NULL when full.
- */
-static void *arena_alloc(size_t align, size_t size)
-{
-	size_t old = __atomic_load_n(&arena_used, __ATOMIC_RELAXED), start;
-
-	if (align < MIN_ALIGN)
-		align = MIN_ALIGN;
-	do {
-		/* The size goes in the word in front of the block. */
-		start = (old + sizeof(size_t) + align - 1) & ~(align - 1);
-		if (start > ARENA_SIZE || size > ARENA_SIZE - start)
-			return NULL;
-	} while (!__atomic_compare_exchange_n(&arena_used, &old, start + size,
-					      true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-	((size_t *)(arena + start))[-1] = size;
-	return arena + start;
-}
-
-static bool in_arena(const void *p)
-{
-	return (const char *)p >= arena && (const char *)p < arena + ARENA_SIZE;
-}
-
-static size_t arena_size(const void *p)
-{
-	return ((const size_t *)p)[-1];
 }
 
 /* ---- the table of blocks ---- */
@@ -429,7 +393,7 @@ static bool managed_alloc(size_t size, size_t align, void **out)
 
 	if (len < size)
 		return false;
-	in_uswap++;
+	slab_self_enter();
 	rt = preload_runtime();
 	if (rt && align <= BLOCK_PAGE)
 		p = uswap_mmap(rt, NULL, len, PROT_READ | PROT_WRITE,
@@ -440,7 +404,7 @@ static bool managed_alloc(size_t size, size_t align, void **out)
 		uswap_munmap(rt, p, len);
 		p = MAP_FAILED;
 	}
-	in_uswap--;
+	slab_self_leave();
 	errno = saved;
 	if (p == MAP_FAILED)
 		return false;
@@ -453,9 +417,9 @@ static void block_unmap(void *p, size_t len)
 {
 	int saved = errno;
 
-	in_uswap++;
+	slab_self_enter();
 	uswap_munmap(preload_runtime(), p, len);
-	in_uswap--;
+	slab_self_leave();
 	errno = saved;
 }
 
@@ -468,43 +432,41 @@ static void block_unmap(void *p, size_t len)
 void preload_uswap_enter(void);
 void preload_uswap_enter(void)
 {
-	in_uswap++;
+	slab_self_enter();
 }
 
 void preload_uswap_leave(void);
 void preload_uswap_leave(void)
 {
-	in_uswap--;
+	slab_self_leave();
 }
 
 static bool is_large(size_t size)
 {
 	return size >= __atomic_load_n(&large_min, __ATOMIC_RELAXED) &&
-	       !in_uswap;
+	       !slab_self();
 }
 
 /* ---- the interface ---- */
 
 /*
  * Requests that the program's allocator must not see: those made before
- * it is known (dlsym allocating), and those made from inside uswap, which
- * may itself run inside that allocator (whose first mmap can create the
- * runtime, and jemalloc then holds its init lock) and must not re-enter
- * it.  Both come from the arena; returns true with *out set (NULL with
- * ENOMEM if the arena is full before the allocator is known), or false:
- * the caller serves the request.  A full arena inside uswap falls back to
- * the program's allocator.
+ * it is known (dlsym allocating), and uswap's own (slab_self()).  Both
+ * come from the slab; returns true with *out set (NULL with ENOMEM if the
+ * slab is full before the allocator is known), or false: the caller
+ * serves the request.  A full slab sends uswap's own requests to the
+ * program's allocator.
  */
 static bool early_alloc(size_t align, size_t size, void **out)
 {
 	if (__builtin_expect(!real_resolve(), 0)) {
-		*out = arena_alloc(align, size);
+		*out = slab_alloc(size, align);
 		if (!*out)
 			errno = ENOMEM;
 		return true;
 	}
-	if (__builtin_expect(in_uswap != 0, 0)) {
-		*out = arena_alloc(align, size);
+	if (__builtin_expect(slab_self(), 0)) {
+		*out = slab_alloc(size, align);
 		return *out != NULL;
 	}
 	return false;
@@ -542,8 +504,12 @@ EXPORT void free(void *p)
 {
 	size_t len;
 
-	if (!p || in_arena(p))
+	if (!p)
 		return;
+	if (slab_owns(p)) {
+		slab_free(p);
+		return;
+	}
 	if (block_take(p, &len, false)) {
 		block_unmap(p, len);
 		return;
@@ -552,17 +518,19 @@ EXPORT void free(void *p)
 		real.free(p);
 }
 
-/* realloc of a block of the arena: copy it out, never free it. */
-static void *arena_realloc(void *p, size_t size)
+/* realloc of a block of the slab: there, or where malloc() says if full. */
+static void *slab_block_realloc(void *p, size_t size)
 {
-	size_t old = arena_size(p);
-	void *q;
+	size_t old = slab_usable_size(p);
+	void *q = slab_realloc(p, size);
 
-	if (!size)
-		return NULL;
+	if (q || !size)
+		return q;
 	q = malloc(size);
-	if (q)
+	if (q) {
 		memcpy(q, p, old < size ? old : size);
+		slab_free(p);
+	}
 	return q;
 }
 
@@ -595,10 +563,10 @@ static void *block_realloc(void *p, size_t len, size_t size)
 	if (new_len == len)
 		return p;
 	block_take(p, &len, true);
-	in_uswap++;
+	slab_self_enter();
 	q = uswap_mremap(preload_runtime(), p, len, new_len, MREMAP_MAYMOVE,
 			 NULL);
-	in_uswap--;
+	slab_self_leave();
 	if (q == MAP_FAILED) {
 		block_add((uintptr_t)p, len, true);
 		errno = ENOMEM;
@@ -628,8 +596,8 @@ EXPORT void *realloc(void *p, size_t size)
 
 	if (!p)
 		return malloc(size);
-	if (in_arena(p))
-		return arena_realloc(p, size);
+	if (slab_owns(p))
+		return slab_block_realloc(p, size);
 	if (block_find(p, &len))
 		return block_realloc(p, len, size);
 	if (!real_resolve()) {
@@ -748,8 +716,8 @@ EXPORT size_t malloc_usable_size(void *p)
 
 	if (!p)
 		return 0;
-	if (in_arena(p))
-		return arena_size(p);
+	if (slab_owns(p))
+		return slab_usable_size(p);
 	if (block_find(p, &len))
 		return len;
 	if (real_resolve() && real.malloc_usable_size)

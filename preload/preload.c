@@ -50,6 +50,7 @@
 #include "fdtable.h"
 #include "live.h"
 #include "signals.h"
+#include "slab.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -58,6 +59,8 @@ extern char **environ;
 /* malloc.c: this thread is inside uswap (its allocations are ours). */
 void preload_uswap_enter(void);
 void preload_uswap_leave(void);
+/* runtime.c: the runtime's fork handlers, registered now. */
+void runtime_atfork_init(void);
 
 static struct uswap_runtime *rt;
 static pid_t rt_pid;
@@ -223,6 +226,12 @@ static struct uswap_runtime *runtime(void)
 		return NULL;
 	if (__atomic_load_n(&rt_pid, __ATOMIC_ACQUIRE) == getpid())
 		return rt;
+	/*
+	 * The fork handlers go first, even before the runtime can be made:
+	 * the program's allocator, mapping its first memory, registers its
+	 * own after them (runtime.c says why that order).
+	 */
+	runtime_atfork_init();
 	if (!__atomic_load_n(&environ, __ATOMIC_ACQUIRE))
 		return NULL;
 	pthread_mutex_lock(&init_lock);
@@ -272,6 +281,9 @@ struct uswap_runtime *preload_runtime(void)
  * Threads: each new thread of the program tells the runtime where it
  * runs (uswap_thread_started), so that the fault threads can serve its
  * faults from its CPU.  The C library's pthread_create does the rest.
+ * uswap's own threads (made by a thread marked as uswap's, slab.h) are
+ * not the program's: they go straight through, allocating nothing of the
+ * program's.
  */
 struct thread_start {
 	void *(*fn)(void *);
@@ -301,6 +313,8 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
 			dlsym(RTLD_NEXT, "pthread_create");
 	if (!next)
 		return EAGAIN;
+	if (slab_self())
+		return next(thread, attr, fn, arg);
 	ts = malloc(sizeof(*ts));
 	if (!ts)
 		return next(thread, attr, fn, arg);	/* not followed */

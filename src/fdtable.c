@@ -210,6 +210,16 @@ static void fdt_init(void)
 	pthread_atfork(fdt_fork_prepare, fdt_fork_parent, fdt_fork_child);
 }
 
+/*
+ * Register the table's fork handlers now (runtime.c, before its own): a
+ * fork child's table is usable (its lock new) before the runtime's child
+ * handler closes and opens descriptors.
+ */
+void fd_table_init(void)
+{
+	pthread_once(&fdt_once, fdt_init);
+}
+
 bool fd_in_vfork_child(void)
 {
 	pid_t owner = atomic_load(&fdt.pid);

@@ -110,6 +110,7 @@ int fd_canonical_of(int fd);
  * The calling process is a child made by vfork (or clone) that shares
  * its parent's memory: the table above is the parent's, not its own.
  */
+void fd_table_init(void);
 bool fd_in_vfork_child(void);
 /* Close, in the calling process's table only, every descriptor of uswap's. */
 void fd_close_all_here(void);

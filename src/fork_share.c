@@ -144,6 +144,9 @@ static long protect_resident(struct uswap_runtime *rt, bool parent)
 		struct region *r = rt->regions[k];
 		uint32_t i, first = 0;
 
+		/* Fork advice: the child will not map these (runtime.c). */
+		if (parent && (r->vm_flags & (R_DONTFORK | R_WIPEONFORK)))
+			continue;
 		for (i = 0; i <= r->nr_folios; i++) {
 			uint32_t fl = i < r->nr_folios ?
 				      atomic_load(&r->folios[i].flags) : 0;

@@ -163,6 +163,8 @@ struct region {
 	_Atomic uint32_t ra_next, ra_win, ra_last;
 	_Atomic int refs;		/* table reference + one per user */
 	uintptr_t busy_start, busy_end;	/* range being changed: reclaim skips it */
+	unsigned vm_flags;		/* R_*: advice the kernel keeps in the
+					   VMA's flags */
 	struct uswap_runtime *rt;
 };
 
@@ -189,6 +191,18 @@ struct vmstat_reaped {
 	_Atomic uint64_t latency[USWAP_LATENCY_BUCKETS];
 	_Atomic uint64_t processes;	/* members that ended without a word */
 };
+
+/*
+ * Region flags: the advice (mmap.c) the kernel keeps in the VMA's flags,
+ * kept in the region's, a region being split where they change for part
+ * of it, as the kernel splits the VMA.  Fork acts on two of them.
+ */
+#define R_WIPEONFORK	(1u << 0)	/* a fork child gets zeros here */
+#define R_DONTFORK	(1u << 1)	/* a fork child has no mapping here */
+#define R_DONTDUMP	(1u << 2)
+#define R_SEQ_READ	(1u << 3)
+#define R_RAND_READ	(1u << 4)
+#define R_MERGEABLE	(1u << 5)
 
 /*
  * Budget (memcontrol.c).  Charges are in pages.  One budget serves every
@@ -357,7 +371,15 @@ struct uswap_runtime {
 	 */
 	pthread_rwlock_t op_lock;
 	struct region **regions;	/* sorted by start; under op_lock */
-	unsigned nr_regions, cap_regions;
+	/*
+	 * Written under op_lock (write), read under it, except by the
+	 * reclaimer's idle count (vmscan.c), which reads it between its
+	 * locked steps: a stale value only moves the moment it declares
+	 * itself stuck by a round, so that read needs no lock, but it must
+	 * be a whole one: atomic.
+	 */
+	_Atomic unsigned nr_regions;
+	unsigned cap_regions;
 	size_t regions_map_len;
 
 	struct memcg *memcg;		/* the tree's budget (shared memory) */
@@ -420,7 +442,9 @@ struct uswap_runtime {
 
 	void *zero_buf;			/* MAX folio of zeros, read-only */
 	void *thread_bufs;		/* one folio buffer per fault thread */
-	uint64_t meta_bytes;
+	/* Page state tables: changed by whoever frees a region's last
+	   reference (a fault thread may, without op_lock held for writing). */
+	_Atomic uint64_t meta_bytes;
 	bool logged_full, logged_overrun, logged_io, logged_share;
 
 	/* hold.c: nothing is evicted while set, charges pass max. */
@@ -513,6 +537,8 @@ void prim_fd_poke(int fd);
 void *prim_alloc(size_t len);		/* internal memory: zeroed, page-rounded */
 void prim_free(void *p, size_t len);	/* either kind */
 void *prim_alloc_shared(size_t len);	/* stays shared across fork */
+void *prim_alloc_stack(size_t len);	/* a thread's, above a guard page */
+void prim_free_stack(void *stack, size_t len);
 int prim_shared_mutex_init(pthread_mutex_t *m);
 void prim_mutex_lock(pthread_mutex_t *m);	/* takes over a dead holder's */
 void prim_futex_wait(_Atomic uint32_t *word, uint32_t val, long timeout_ms);
@@ -771,10 +797,16 @@ void watchdog_check_uffd(struct uswap_runtime *rt);
 void runtime_quiesce(struct uswap_runtime *rt);
 void runtime_release(struct uswap_runtime *rt, bool destroy);
 
-/* runtime.c: start an internal thread, every signal blocked (they are the
- * program's), with a small stack.  0 or -errno. */
+/*
+ * runtime.c: start an internal thread, every signal blocked (they are the
+ * program's), on a small stack of uswap's own, its allocations uswap's own
+ * (slab.h).  0 or -errno.  join_thread() joins it and frees its stack.
+ */
 int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 		 void *arg);
+void join_thread(pthread_t tid);
+/* Register the fork handlers now (the preload, before a runtime exists). */
+void runtime_atfork_init(void);
 
 /* threadcpu.c: the CPU each thread of the program is on. */
 void thread_cpu_register(void);
@@ -792,6 +824,14 @@ struct reclaimer *reclaimer_alloc(struct uswap_runtime *rt);
 void reclaimer_free(struct reclaimer *rc, bool owner);
 void *reclaim_thread_main(void *arg);
 
+/*
+ * vmscan.c: MADV_COLD and MADV_PAGEOUT on [start, end) of r (op_lock held
+ * for writing): its resident folios go to the inactive tail, and with
+ * pageout are armed there, to be evicted first.
+ */
+void lru_hint_range(struct uswap_runtime *rt, struct region *r, uintptr_t start,
+		    uintptr_t end, bool pageout);
+
 /* workingset.c: refault detection. */
 void workingset_eviction(struct uswap_runtime *rt, struct region *r,
 			 struct folio *f, unsigned nr_pages);
@@ -803,6 +843,11 @@ void workingset_activation(struct uswap_runtime *rt, unsigned nr_pages);
 /* region.c, for mmap.c */
 uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end,
 			   bool unmap);
+/* The first region ending after addr, or NULL.  Caller holds op_lock. */
+struct region *region_next_locked(struct uswap_runtime *rt, uintptr_t addr);
+/* Make [start, end), inside one region, a region of its own; *rp gets it. */
+int region_isolate(struct uswap_runtime *rt, uintptr_t start, uintptr_t end,
+		   struct region **rp);
 int region_cut(struct uswap_runtime *rt, struct region *r, uintptr_t start,
 	       uintptr_t end);
 int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,

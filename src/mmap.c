@@ -19,6 +19,17 @@
 
 #include "internal.h"
 
+#ifndef MADV_WIPEONFORK
+#define MADV_WIPEONFORK	18
+#define MADV_KEEPONFORK	19
+#endif
+#ifndef MADV_COLD
+#define MADV_COLD	20
+#define MADV_PAGEOUT	21
+#endif
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL	102
+#endif
 
 static bool range_in_flight(struct region *r, uintptr_t start, uintptr_t end)
 {
@@ -324,6 +335,156 @@ static void refill_partial(struct uswap_runtime *rt, struct region *r,
 	}
 }
 
+/*
+ * The flags of a mapping, fl (R_*), after advice that the kernel keeps in
+ * its VMA's flags: true and *nf set, or false for any other advice.
+ * MADV_HUGEPAGE and MADV_NOHUGEPAGE are there too, changing nothing:
+ * managed memory stays MADV_NOHUGEPAGE.
+ */
+static bool advice_vma_flags(unsigned fl, int advice, unsigned *nf)
+{
+	switch (advice) {
+	case MADV_NORMAL:
+		*nf = fl & ~(R_SEQ_READ | R_RAND_READ);
+		return true;
+	case MADV_RANDOM:
+		*nf = (fl & ~R_SEQ_READ) | R_RAND_READ;
+		return true;
+	case MADV_SEQUENTIAL:
+		*nf = (fl & ~R_RAND_READ) | R_SEQ_READ;
+		return true;
+	case MADV_DONTFORK:
+		*nf = fl | R_DONTFORK;
+		return true;
+	case MADV_DOFORK:
+		*nf = fl & ~R_DONTFORK;
+		return true;
+	case MADV_WIPEONFORK:
+		*nf = fl | R_WIPEONFORK;
+		return true;
+	case MADV_KEEPONFORK:
+		*nf = fl & ~R_WIPEONFORK;
+		return true;
+	case MADV_DONTDUMP:
+		*nf = fl | R_DONTDUMP;
+		return true;
+	case MADV_DODUMP:
+		*nf = fl & ~R_DONTDUMP;
+		return true;
+	case MADV_MERGEABLE:
+		*nf = fl | R_MERGEABLE;
+		return true;
+	case MADV_UNMERGEABLE:
+		*nf = fl & ~R_MERGEABLE;
+		return true;
+	case MADV_HUGEPAGE:
+	case MADV_NOHUGEPAGE:
+		*nf = fl;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * advice on [a, b), a part of region r that the caller settled, holding
+ * op_lock for writing.  0 or -errno (the kernel's).
+ */
+static int madvise_managed(struct uswap_runtime *rt, struct region *r,
+			   uintptr_t a, uintptr_t b, int advice)
+{
+	unsigned nf;
+	int err;
+
+	if (advice == MADV_GUARD_INSTALL)
+		return -EINVAL;
+	if (advice == MADV_COLD || advice == MADV_PAGEOUT) {
+		/*
+		 * uswap's LRU, not the kernel's: the kernel would try to
+		 * page out memory that is uswap's to swap.  The kernel is
+		 * asked MADV_COLD for its verdict (it refuses both on
+		 * locked memory alike), which only reorders its own lists.
+		 */
+		err = prim_madvise((void *)a, b - a, MADV_COLD);
+		if (!err)
+			lru_hint_range(rt, r, a, b, advice == MADV_PAGEOUT);
+		return err;
+	}
+	/* userfaultfd installs small pages; khugepaged stays away. */
+	if (advice == MADV_HUGEPAGE || advice == MADV_NOHUGEPAGE)
+		return 0;
+	advice_vma_flags(r->vm_flags, advice, &nf);
+	if (nf == r->vm_flags)	/* the kernel changes (and splits) nothing */
+		return prim_madvise((void *)a, b - a, advice);
+	/*
+	 * The kernel splits its VMA where the advice ends inside one, and a
+	 * folio must not span two VMAs (one UFFDIO_COPY installs it): the
+	 * region splits there too, first (the kernel's call cannot be undone,
+	 * a split can fail).
+	 */
+	err = region_isolate(rt, a, b, &r);
+	if (!err)
+		err = prim_madvise((void *)a, b - a, advice);
+	if (!err)
+		r->vm_flags = nf;
+	return err;
+}
+
+/*
+ * Advice other than a discard on a range with managed memory.  Advice
+ * that the kernel keeps in its VMAs' flags, and MADV_COLD and
+ * MADV_PAGEOUT, go piece by piece in address order, as the kernel walks
+ * its VMAs: managed pieces through madvise_managed(), the others to the
+ * kernel; the first error stops the walk, a hole in the range only makes
+ * it end with ENOMEM.  So uswap's tables change exactly where the
+ * kernel's advice took.  MADV_GUARD_INSTALL is refused on managed memory
+ * (EINVAL): a guard page would drop a page behind uswap's back, and
+ * reclaim, reading a victim's pages, would fault on it.  Anything else is
+ * the kernel's alone: on private anonymous memory it refuses MADV_REMOVE
+ * (and nothing is dropped), and MADV_POPULATE_READ/WRITE fault the pages
+ * in through the fault threads, charged as any fault.
+ */
+static int madvise_other(struct uswap_runtime *rt, void *addr, size_t len,
+			 int advice)
+{
+	uintptr_t s, e, cur;
+	int err = 0, hole = 0;
+	unsigned nf;
+
+	if (!advice_vma_flags(0, advice, &nf) && advice != MADV_COLD &&
+	    advice != MADV_PAGEOUT && advice != MADV_GUARD_INSTALL)
+		return prim_madvise(addr, len, advice) ? -1 : 0;
+	if (page_align_range(addr, len, &s, &e)) {
+		errno = EINVAL;
+		return -1;
+	}
+	settle_range(rt, s, e);
+	for (cur = s; cur < e && !err;) {
+		struct region *r = region_next_locked(rt, cur);
+		uintptr_t end;
+
+		if (r && r->start <= cur) {
+			end = MIN(e, r->end);
+			err = madvise_managed(rt, r, cur, end, advice);
+		} else {
+			end = r && r->start < e ? r->start : e;
+			err = prim_madvise((void *)cur, end - cur, advice);
+			if (err == -ENOMEM) {
+				hole = err;
+				err = 0;
+			}
+		}
+		cur = end;
+	}
+	settle_done(rt);
+	if (!err)
+		err = hole;
+	if (err) {
+		errno = -err;
+		return -1;
+	}
+	return 0;
+}
+
 EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 			 int advice)
 {
@@ -331,9 +492,10 @@ EXPORT int uswap_madvise(struct uswap_runtime *rt, void *addr, size_t len,
 	unsigned i;
 	int err;
 
-	if (!rt || (advice != MADV_DONTNEED && advice != MADV_FREE) ||
-	    !uswap_is_managed(rt, addr, len))
+	if (!rt || !uswap_is_managed(rt, addr, len))
 		return prim_madvise(addr, len, advice) ? -1 : 0;
+	if (advice != MADV_DONTNEED && advice != MADV_FREE)
+		return madvise_other(rt, addr, len, advice);
 	if (page_align_range(addr, len, &s, &e)) {
 		errno = EINVAL;
 		return -1;

@@ -40,6 +40,17 @@
 #include "crash.h"
 #include "fdtable.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define USWAP_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define USWAP_ASAN 1
+#endif
+#endif
+#ifdef USWAP_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 #ifndef UFFD_FEATURE_WP_UNPOPULATED
 #define UFFD_FEATURE_WP_UNPOPULATED	(1 << 13)
 #endif
@@ -473,10 +484,21 @@ int prim_uffd_wake(int uffd, uintptr_t start, size_t len)
 	return fd_ioctl(uffd, UFFDIO_WAKE, &range);
 }
 
+/*
+ * The raw system calls: the preload library interposes mmap and munmap.
+ * A ThreadSanitizer build (never the preload's) goes through the C
+ * library's, which ThreadSanitizer follows: a range unmapped and mapped
+ * again by another thread (a region's tables freed by one thread and
+ * made by the next mmap) is new memory to it, not a race.
+ */
 static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		      off_t off)
 {
+#ifdef USWAP_TSAN
+	return mmap(addr, len, prot, flags, fd, off);
+#else
 	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+#endif
 }
 
 /* mmap(2) with errno set on failure; tests may make it fail (mmap_enomem). */
@@ -491,7 +513,11 @@ void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 
 int prim_munmap(void *addr, size_t len)
 {
+#ifdef USWAP_TSAN
+	return munmap(addr, len) < 0 ? -errno : 0;
+#else
 	return syscall(SYS_munmap, addr, len) < 0 ? -errno : 0;
+#endif
 }
 
 void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,
@@ -707,6 +733,34 @@ void *prim_alloc(size_t len)
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * A thread's stack of len bytes (a page multiple) of uswap's own, above a
+ * guard page: its lowest address, or NULL.  prim_free_stack() frees it.
+ */
+void *prim_alloc_stack(size_t len)
+{
+	char *p = prim_alloc(len + PAGE_SIZE);
+
+	if (!p)
+		return NULL;
+	if (sys_mmap(p, PAGE_SIZE, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED) {
+		prim_free(p, len + PAGE_SIZE);
+		return NULL;
+	}
+	return p + PAGE_SIZE;
+}
+
+void prim_free_stack(void *stack, size_t len)
+{
+#ifdef USWAP_ASAN
+	/* Its frames' redzones stay in AddressSanitizer's shadow (the raw
+	   munmap is not seen): the next mapping here must not inherit them. */
+	__asan_unpoison_memory_region(stack, len);
+#endif
+	prim_free((char *)stack - PAGE_SIZE, len + PAGE_SIZE);
 }
 
 /*

@@ -109,7 +109,7 @@ void region_get(struct region *r)
 
 static void region_free(struct region *r)
 {
-	r->rt->meta_bytes -= r->swp_map_len + r->folio_map_len;
+	atomic_fetch_sub(&r->rt->meta_bytes, r->swp_map_len + r->folio_map_len);
 	prim_free(r->swp, r->swp_map_len);
 	prim_free(r->folios, r->folio_map_len);
 	pthread_mutex_destroy(&r->lru_lock);
@@ -153,15 +153,14 @@ static struct region *region_alloc(struct uswap_runtime *rt, uintptr_t start,
 	for (i = 0; i < NR_LRU_LISTS; i++)
 		r->lru[i].head = r->lru[i].tail = FOLIO_NIL;
 	atomic_init(&r->refs, 1);
-	rt->meta_bytes += r->swp_map_len + r->folio_map_len;
+	atomic_fetch_add(&rt->meta_bytes, r->swp_map_len + r->folio_map_len);
 	return r;
 }
 
-static int table_insert(struct uswap_runtime *rt, struct region *r)
+/* Room in the table for n more regions.  0 or -ENOMEM. */
+static int table_reserve(struct uswap_runtime *rt, unsigned n)
 {
-	unsigned pos;
-
-	if (rt->nr_regions == rt->cap_regions) {
+	while (rt->nr_regions + n > rt->cap_regions) {
 		size_t len = rt->regions_map_len * 2;
 		struct region **t = prim_alloc(len);
 
@@ -173,6 +172,16 @@ static int table_insert(struct uswap_runtime *rt, struct region *r)
 		rt->regions_map_len = len;
 		rt->cap_regions *= 2;
 	}
+	return 0;
+}
+
+static int table_insert(struct uswap_runtime *rt, struct region *r)
+{
+	unsigned pos;
+	int err = table_reserve(rt, 1);
+
+	if (err)
+		return err;
 	pos = region_lower_bound(rt, r->start);
 	memmove(&rt->regions[pos + 1], &rt->regions[pos],
 		(rt->nr_regions - pos) * sizeof(*rt->regions));
@@ -271,6 +280,7 @@ static struct region *region_clone(struct region *r, uintptr_t start,
 			 r->origin + shift + ((uintptr_t)first << r->folio_shift));
 	if (!n)
 		return NULL;
+	n->vm_flags = r->vm_flags;
 	memcpy(n->swp, &r->swp[(start - r->start) >> PAGE_SHIFT],
 	       ((end - start) >> PAGE_SHIFT) * sizeof(*n->swp));
 	for (i = first; i < last; i++) {
@@ -426,6 +436,64 @@ int region_cut(struct uswap_runtime *rt, struct region *r, uintptr_t start,
 		err = table_insert(rt, tail);
 	atomic_fetch_sub(&rt->stat->ev[USWAP_MANAGED_BYTES], end - start);
 	region_put(r);
+	return err;
+}
+
+struct region *region_next_locked(struct uswap_runtime *rt, uintptr_t addr)
+{
+	unsigned i = region_lower_bound(rt, addr);
+
+	return i < rt->nr_regions ? rt->regions[i] : NULL;
+}
+
+/*
+ * Make [start, end) (page-aligned, inside one region r) a region of its
+ * own, as the kernel splits a VMA when advice changes for part of it:
+ * r is replaced by up to three regions with its state, the folios cut by
+ * start or end becoming two clipped folios, one on each side (so that no
+ * folio spans two of the kernel's VMAs: a UFFDIO_COPY cannot).  *rp gets
+ * the region of [start, end).  The caller holds op_lock for writing and
+ * has settled r (no folio in flight).  0, or -ENOMEM with nothing changed.
+ */
+int region_isolate(struct uswap_runtime *rt, uintptr_t start, uintptr_t end,
+		   struct region **rp)
+{
+	struct region *r = region_find_locked(rt, start), *p[3] = { NULL };
+	unsigned k, n = 0;
+	int err = -ENOMEM;
+
+	assert(r && end <= r->end && start < end);
+	if (start == r->start && end == r->end) {
+		*rp = r;
+		return 0;
+	}
+	if (start > r->start && !(p[n++] = region_clone(r, r->start, start, 0, start)))
+		goto err_free;
+	if (!(p[n++] = region_clone(r, start, end, 0, end)))
+		goto err_free;
+	if (end < r->end && !(p[n++] = region_clone(r, end, r->end, 0, r->end)))
+		goto err_free;
+	if (table_reserve(rt, n - 1))
+		goto err_free;
+	table_remove(rt, r);
+	for (k = 0; k < n; k++) {
+		err = table_insert(rt, p[k]);
+		assert(!err);	/* room was reserved */
+		if (p[k]->start == start)
+			*rp = p[k];
+	}
+	region_put(r);
+	return 0;
+
+err_free:
+	for (k = 0; k < n; k++) {
+		if (!p[k])
+			continue;
+		/* Its lists were counted when they were built. */
+		atomic_fetch_sub(&rt->active_pages,
+				 p[k]->lru[LRU_ACTIVE].nr_pages);
+		region_put(p[k]);
+	}
 	return err;
 }
 

@@ -29,9 +29,24 @@
  * member table is full, or the child cannot start its runtime, the child
  * reads all its swapped memory in instead and runs without a runtime
  * (counted as fork_materialized).
+ *
+ * Until the child's fault threads run, nothing may touch the program's
+ * managed memory: a swapped-out page there would wait for ever (and
+ * before the regions are registered again it would read as zeros).  The
+ * program's allocator may keep its heap there (jemalloc's extents are
+ * managed), and it may be locked by its own fork handlers.  So the fork
+ * handlers, and every thread of uswap's, allocate from uswap's own memory
+ * (slab.c) and run on stacks of uswap's own: the program's malloc is
+ * never called on these paths, nor by the C library on their behalf
+ * (pthread_create's DTV) where the preload library serves them.  The
+ * handlers are registered as early as possible (the preload's first
+ * mmap, before the program's allocator has initialised), so that an
+ * allocator's own handlers run around them: its prepare before ours,
+ * its child handler after ours, once the fault threads serve faults.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -43,6 +58,7 @@
 
 #include "internal.h"
 #include "options.h"
+#include "slab.h"
 
 #ifndef UFFD_FEATURE_POISON
 #define UFFD_FEATURE_POISON	(1 << 14)
@@ -61,6 +77,7 @@ static int fork_member[MAX_RUNTIMES];	/* the child's member, or -1 */
 
 static int start_workers(struct uswap_runtime *rt);
 static void stop_threads(struct uswap_runtime *rt);
+static void threads_forget_child(void);
 
 /* The pipe that wakes the fault threads at shutdown, high and recorded. */
 static int wake_pipe_open(struct uswap_runtime *rt)
@@ -109,6 +126,7 @@ static void fork_prepare(void)
 {
 	unsigned i;
 
+	slab_self_enter();
 	pthread_mutex_lock(&runtimes_lock);
 	for (i = 0; i < MAX_RUNTIMES; i++) {
 		struct uswap_runtime *rt = runtimes[i];
@@ -124,9 +142,11 @@ static void fork_prepare(void)
 		if (fork_member[i] >= 0)
 			share_slots(rt, (unsigned)fork_member[i]);
 	}
-	if (pipe2(fork_pipe, O_CLOEXEC) < 0)
+	/* (Registered before any runtime exists: then nothing to wait for.) */
+	if (!nr_live || pipe2(fork_pipe, O_CLOEXEC) < 0)
 		fork_pipe[0] = fork_pipe[1] = -1;
 	memcg_fork_lock();
+	slab_self_leave();
 }
 
 static void fork_parent(void)
@@ -134,6 +154,7 @@ static void fork_parent(void)
 	unsigned i;
 	char c;
 
+	slab_self_enter();
 	memcg_fork_unlock(false);
 	if (fork_pipe[1] >= 0) {
 		/* EOF when the child has its members (or when fork failed). */
@@ -157,6 +178,7 @@ static void fork_parent(void)
 		settle_done(rt);
 	}
 	pthread_mutex_unlock(&runtimes_lock);
+	slab_self_leave();
 }
 
 /*
@@ -172,6 +194,9 @@ static uint64_t materialize(struct uswap_runtime *rt)
 		struct region *r = rt->regions[n];
 		uint32_t p = 0;
 
+		/* Not in the child, or zeros there (fork advice). */
+		if (r->vm_flags & (R_DONTFORK | R_WIPEONFORK))
+			continue;
 		while (p < r->nr_pages) {
 			uintptr_t addr = r->start + ((uintptr_t)p << PAGE_SHIFT);
 			swp_entry_t e = r->swp[p];
@@ -286,10 +311,35 @@ static void child_drop_clean(struct uswap_runtime *rt)
 	}
 }
 
+/*
+ * Fork advice (mmap.c): a region advised MADV_DONTFORK is not in the child
+ * at all, one advised MADV_WIPEONFORK is there but never touched.  The
+ * child lets go of what its copy of their tables holds (its uses of their
+ * slots, its charges for them) and reads nothing.
+ */
+static void child_drop_unforked(struct uswap_runtime *rt)
+{
+	unsigned n = 0;
+
+	while (n < rt->nr_regions) {
+		struct region *r = rt->regions[n];
+
+		if (r->vm_flags & R_DONTFORK) {
+			region_drop_range(r, r->start, r->end, true);
+			region_cut(rt, r, r->start, r->end);	/* no piece left */
+			continue;
+		}
+		if (r->vm_flags & R_WIPEONFORK)
+			region_drop_range(r, r->start, r->end, false);
+		n++;
+	}
+}
+
 /* The child's runtime: a userfaultfd and threads of its own. */
 static int child_restart(struct uswap_runtime *rt)
 {
 	pthread_rwlockattr_t attr;
+	uint64_t managed = 0;
 	unsigned n;
 	int err;
 
@@ -304,7 +354,11 @@ static int child_restart(struct uswap_runtime *rt)
 		if (err)
 			return err;
 	}
+	child_drop_unforked(rt);
 	child_drop_clean(rt);
+	for (n = 0; n < rt->nr_regions; n++)
+		managed += rt->regions[n]->end - rt->regions[n]->start;
+	atomic_store(&rt->stat->ev[USWAP_MANAGED_BYTES], managed);
 
 	prim_fd_close(rt->uffd);
 	err = prim_uffd_open(rt->features, rt->opt.uffd_features_off,
@@ -334,10 +388,20 @@ static int child_restart(struct uswap_runtime *rt)
 	return err;
 }
 
+/* An error's name: strerror() may load a message catalogue (malloc). */
+static const char *err_name(int err)
+{
+	const char *name = strerrorname_np(err);
+
+	return name ? name : "an unknown error";
+}
+
 static void fork_child(void)
 {
 	unsigned i;
 
+	slab_self_enter();
+	threads_forget_child();
 	memcg_fork_unlock(true);
 	thread_cpu_fork_child();
 	for (i = 0; i < MAX_RUNTIMES; i++)
@@ -363,17 +427,31 @@ static void fork_child(void)
 		if (!err)
 			continue;
 		uswap_log("fork: the child cannot keep its memory managed (%s): reading it in",
-			  strerror(-err));
+			  err_name(-err));
 		child_materialize(rt, fork_member[i]);
 		runtimes[i] = NULL;
 		live_put_locked();
 	}
 	pthread_mutex_init(&runtimes_lock, NULL);
+	slab_self_leave();
 }
 
+/*
+ * The slab's handlers first, then the descriptor table's: their prepare
+ * handlers then run after ours, their child handlers before.
+ */
 static void atfork_register(void)
 {
+	slab_atfork_register();
+	slab_self_enter();	/* glibc may allocate to record them */
+	fd_table_init();
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	slab_self_leave();
+}
+
+void runtime_atfork_init(void)
+{
+	pthread_once(&atfork_once, atfork_register);
 }
 
 static int runtime_list_add(struct uswap_runtime *rt)
@@ -403,12 +481,63 @@ static void runtime_list_del(struct uswap_runtime *rt)
 	pthread_mutex_unlock(&runtimes_lock);
 }
 
-struct thread_start {
+#define THREAD_STACK	(256 * 1024)
+
+/*
+ * A thread of uswap's, in the page below its own stack (prim_alloc_stack:
+ * never managed memory, never the program's allocator; and a fork child
+ * reuses none of the C library's cached stacks, whose DTVs the program's
+ * allocator may have made).  Running threads are on a list, under
+ * threads_lock, so that join_thread() finds the stack to free and a fork
+ * child frees its copies of its parent's.
+ */
+struct uswap_thread {
 	void *(*fn)(void *);
 	void *arg;
 	char name[16];
 	const void *owner;	/* its runtime (fd_owner_get of its maker) */
+	size_t stack_len;
+	pthread_t tid;
+	struct uswap_thread *next;
 };
+
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct uswap_thread *threads;
+
+static int add_tls(struct dl_phdr_info *info, size_t size, void *data)
+{
+	size_t *total = data;
+	unsigned k;
+
+	(void)size;
+	for (k = 0; k < info->dlpi_phnum; k++)
+		if (info->dlpi_phdr[k].p_type == PT_TLS)
+			*total += info->dlpi_phdr[k].p_memsz +
+				  info->dlpi_phdr[k].p_align;
+	return 0;
+}
+
+/*
+ * A stack the caller gives holds the thread's static TLS too, at its top:
+ * every loaded module's TLS block (ThreadSanitizer's is 900 KiB), the C
+ * library's descriptor and its surplus, which modules loaded later use
+ * (64 KiB covers both).  Measured once, by the first runtime: a fork
+ * child must not walk the C library's list of modules, whose entries for
+ * those loaded later came from the program's allocator, perhaps in
+ * managed memory, before its fault threads run.
+ */
+static size_t thread_stack_len(void)
+{
+	static _Atomic size_t len;
+	size_t tls = 64 * 1024, l = atomic_load(&len);
+
+	if (l)
+		return l;
+	dl_iterate_phdr(add_tls, &tls);
+	l = THREAD_STACK + ((tls + PAGE_SIZE - 1) & PAGE_MASK);
+	atomic_store(&len, l);
+	return l;
+}
 
 /*
  * The new thread names itself (prctl: no file to open in the program),
@@ -416,13 +545,13 @@ struct thread_start {
  */
 static void *thread_trampoline(void *p)
 {
-	struct thread_start ts = *(struct thread_start *)p;
+	struct uswap_thread *t = p;
 
-	free(p);
-	prctl(PR_SET_NAME, ts.name);
-	crash_thread_mark(ts.name);	/* a crash here is uswap's (crash.c) */
-	fd_thread_private(ts.owner);
-	return ts.fn(ts.arg);
+	slab_self_enter();	/* for its whole life */
+	prctl(PR_SET_NAME, t->name);
+	crash_thread_mark(t->name);	/* a crash here is uswap's (crash.c) */
+	fd_thread_private(t->owner);
+	return t->fn(t->arg);
 }
 
 /*
@@ -432,28 +561,73 @@ static void *thread_trampoline(void *p)
 int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 		 void *arg)
 {
-	struct thread_start *ts = malloc(sizeof(*ts));
+	size_t len = thread_stack_len() + PAGE_SIZE;
+	struct uswap_thread *t = prim_alloc_stack(len);
 	sigset_t all, old;
 	pthread_attr_t attr;
 	int err;
 
-	if (!ts)
+	if (!t)
 		return -ENOMEM;
-	ts->fn = fn;
-	ts->arg = arg;
-	ts->owner = fd_owner_get();
-	snprintf(ts->name, sizeof(ts->name), "%s", name);
+	t->stack_len = len;
+	t->fn = fn;
+	t->arg = arg;
+	t->owner = fd_owner_get();
+	snprintf(t->name, sizeof(t->name), "%s", name);
 	sigfillset(&all);
 	crash_sigmask(&all);		/* but its own faults (crash.c) */
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, 256 * 1024);
-	err = pthread_create(tid, &attr, thread_trampoline, ts);
+	/* The stack proper starts above t's page (a sanitizer clears it). */
+	pthread_attr_setstack(&attr, (char *)t + PAGE_SIZE, len - PAGE_SIZE);
+	slab_self_enter();	/* pthread_create allocates the thread's DTV */
+	err = pthread_create(&t->tid, &attr, thread_trampoline, t);
+	slab_self_leave();
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err)
-		free(ts);
-	return -err;
+	if (err) {
+		prim_free_stack(t, len);
+		return -err;
+	}
+	*tid = t->tid;
+	pthread_mutex_lock(&threads_lock);
+	t->next = threads;
+	threads = t;
+	pthread_mutex_unlock(&threads_lock);
+	return 0;
+}
+
+void join_thread(pthread_t tid)
+{
+	struct uswap_thread **pp, *t = NULL;
+
+	pthread_join(tid, NULL);
+	pthread_mutex_lock(&threads_lock);
+	for (pp = &threads; *pp; pp = &(*pp)->next)
+		if (pthread_equal((*pp)->tid, tid)) {
+			t = *pp;
+			*pp = t->next;
+			break;
+		}
+	pthread_mutex_unlock(&threads_lock);
+	if (t)
+		prim_free_stack(t, t->stack_len);
+}
+
+/*
+ * In a fork child: none of the threads on the list exists here (the C
+ * library forgot them too: their stacks were ours to free).
+ */
+static void threads_forget_child(void)
+{
+	struct uswap_thread *t = threads, *next;
+
+	pthread_mutex_init(&threads_lock, NULL);
+	threads = NULL;
+	for (; t; t = next) {
+		next = t->next;
+		prim_free_stack(t, t->stack_len);
+	}
 }
 
 static void stop_threads(struct uswap_runtime *rt)
@@ -465,12 +639,12 @@ static void stop_threads(struct uswap_runtime *rt)
 	memcg_wake_all(rt->memcg);
 	watchdog_stop(rt);	/* before it starts a fault thread again */
 	for (i = 0; i < rt->nr_fault_threads; i++) {
-		pthread_join(rt->fault_tids[i], NULL);
+		join_thread(rt->fault_tids[i]);
 		fault_thread_free(rt->fault_threads[i]);
 	}
 	rt->nr_fault_threads = 0;
 	if (rt->reclaim_started)
-		pthread_join(rt->reclaim_thread, NULL);
+		join_thread(rt->reclaim_thread);
 	rt->reclaim_started = false;
 	reclaimer_free(rt->reclaimer, true);
 	rt->reclaimer = NULL;
@@ -578,8 +752,8 @@ static void zswap_stop(struct uswap_runtime *rt)
 	rt->fork_zctx = NULL;
 }
 
-EXPORT int uswap_runtime_create(const struct uswap_options *opt,
-				struct uswap_runtime **rtp)
+static int runtime_create(const struct uswap_options *opt,
+			  struct uswap_runtime **rtp)
 {
 	struct uswap_runtime *rt;
 	pthread_rwlockattr_t attr;
@@ -695,6 +869,23 @@ err_put:
 	pthread_mutex_lock(&runtimes_lock);
 	live_put_locked();
 	pthread_mutex_unlock(&runtimes_lock);
+	return err;
+}
+
+/*
+ * What creating a runtime allocates, and what the C library allocates for
+ * it (its threads' DTVs), is uswap's own (slab.h); the program's
+ * allocator may be the caller (its first mmap) and hold its locks.
+ */
+EXPORT int uswap_runtime_create(const struct uswap_options *opt,
+				struct uswap_runtime **rtp)
+{
+	int err;
+
+	runtime_atfork_init();
+	slab_self_enter();
+	err = runtime_create(opt, rtp);
+	slab_self_leave();
 	return err;
 }
 

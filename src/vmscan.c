@@ -959,3 +959,88 @@ void *reclaim_thread_main(void *arg)
 	}
 	return NULL;
 }
+
+/* Put folio i (off every list) at the tail of the inactive list. */
+static void lru_add_tail(struct region *r, uint32_t i)
+{
+	struct folio *f = &r->folios[i];
+	struct lru_list *l = &r->lru[LRU_INACTIVE];
+
+	assert(!(atomic_load(&f->flags) & (F_LRU | F_DEMOTED)));
+	f->next = FOLIO_NIL;
+	f->prev = l->tail;
+	if (l->tail != FOLIO_NIL)
+		r->folios[l->tail].next = i;
+	else
+		l->head = i;
+	l->tail = i;
+	l->nr_folios++;
+	l->nr_pages += folio_nr_pages(r, i);
+	atomic_fetch_or(&f->flags, F_LRU);
+}
+
+/*
+ * MADV_COLD and MADV_PAGEOUT (mmap.c): the resident folios of r that
+ * [start, end) overlaps go to the tail of the inactive list, unreferenced,
+ * the lowest address last, where the reclaimer looks first in r.  With
+ * pageout they are armed (write-protected) as well, so that reclaim evicts
+ * them at once unless they are written first; it does not run for them
+ * while the budget is below high (a hint, not an order).  Demoted folios
+ * keep their list.  Caller holds op_lock for writing.
+ */
+void lru_hint_range(struct uswap_runtime *rt, struct region *r, uintptr_t start,
+		    uintptr_t end, bool pageout)
+{
+	uintptr_t run_start = 0, run_end = 0, a;
+	uint32_t first, last, i, p, run_first = 0;
+	uint64_t pages = 0, deactivated = 0;
+	size_t len;
+
+	region_folios_in(r, start, end, &first, &last);
+	pthread_mutex_lock(&r->lru_lock);
+	for (i = last; i-- > first;) {
+		uint32_t fl = atomic_load(&r->folios[i].flags);
+		uint32_t nr = folio_nr_pages(r, i);
+
+		if (folio_state(fl) != FOLIO_RESIDENT || !(fl & F_LRU) ||
+		    (fl & F_DEMOTED))
+			continue;
+		lru_del(r, i);
+		atomic_fetch_and(&r->folios[i].flags, ~F_REFERENCED);
+		lru_add_tail(r, i);
+		pages += nr;
+		if (fl & F_ACTIVE)
+			deactivated += nr;
+		if (pageout && rt->have_wp)
+			atomic_fetch_or(&r->folios[i].flags, F_ARMED);
+	}
+	pthread_mutex_unlock(&r->lru_lock);
+	count_event(rt, pageout ? USWAP_MADV_PAGEOUT : USWAP_MADV_COLD, pages);
+	count_event(rt, USWAP_PGDEACTIVATE, deactivated);
+	if (!pageout || !rt->have_wp)
+		return;
+	/* Write-protect what was armed, run by run; unarm a failed run. */
+	for (i = first; i <= last; i++) {
+		bool armed = false;
+
+		a = 0;
+		len = 0;
+		if (i < last) {
+			folio_range(r, i, &a, &len, &p);
+			armed = folio_state(atomic_load(&r->folios[i].flags)) ==
+				FOLIO_RESIDENT &&
+				(atomic_load(&r->folios[i].flags) & F_ARMED);
+		}
+		if (armed && run_end == a && run_end) {
+			run_end += len;
+			continue;
+		}
+		if (run_end && prim_uffd_wp(rt->uffd, run_start,
+					    run_end - run_start, true, false))
+			for (p = run_first; p < i; p++)
+				atomic_fetch_and(&r->folios[p].flags, ~F_ARMED);
+		run_start = armed ? a : 0;
+		run_end = armed ? a + len : 0;
+		run_first = i;
+	}
+}

@@ -100,6 +100,8 @@ static const struct counter_def {
 	[USWAP_UNEVICTABLE_PGS_CULLED] = { .name = "unevictable_pgs_culled" },
 	[USWAP_NR_UNEVICTABLE] = { .name = "nr_unevictable", .gauge = true },
 	[USWAP_NR_MLOCK] = { .name = "nr_mlock", .gauge = true },
+	[USWAP_MADV_COLD] = { .name = "madv_cold" },
+	[USWAP_MADV_PAGEOUT] = { .name = "madv_pageout" },
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)

@@ -578,10 +578,10 @@ static void stop_threads(struct zswap *zs)
 	pthread_cond_broadcast(&zs->wb_cv);
 	pthread_mutex_unlock(&zs->work_lock);
 	for (k = 0; k < zs->nr_threads; k++)
-		pthread_join(zs->workers[k].tid, NULL);
+		join_thread(zs->workers[k].tid);
 	zs->nr_threads = 0;
 	if (zs->wb_started)
-		pthread_join(zs->wb_thread, NULL);
+		join_thread(zs->wb_thread);
 	zs->wb_started = false;
 }
 

@@ -5,10 +5,11 @@
 # pool, the slot allocator's threads, the page I/O and the pool's writeback
 # unit tests, two fault-injection scenarios, the kernel writing into pinned
 # and managed memory (pinned), protections (protect) and locks (mlock), the
-# watchdog's (fault threads that fail, stop serving, or lose their
-# userfaultfd), a runtime leaving its tree (uswap_runtime_detach: uswap's
-# threads on descriptor tables of their own), and the fork, fork_share,
-# reap, stopped-member and descriptors tests;
+# region table against the reclaimer (regions_race), madvise advice
+# (fork_advice), the watchdog's (fault threads that fail, stop serving, or
+# lose their userfaultfd), a runtime leaving its tree (uswap_runtime_detach:
+# uswap's threads on descriptor tables of their own), and the fork,
+# fork_share, reap, stopped-member and descriptors tests;
 # any sanitizer report fails.  A child after fork
 # starts threads of its own (its runtime carries on): TSan allows that with
 # die_after_fork=0, but its thread registry then trips over the parent's
@@ -22,8 +23,9 @@ for san in asan tsan; do
 		build/$san/tests/e2e/inject build/$san/tests/e2e/encrypt build/$san/tests/e2e/hold build/$san/tests/e2e/watchdog build/$san/tests/e2e/descriptors \
 		build/$san/tests/e2e/pinned build/$san/tests/e2e/protect build/$san/tests/e2e/mlock \
 		build/$san/tests/e2e/evict \
+		build/$san/tests/e2e/regions_race build/$san/tests/e2e/fork_advice \
 		build/$san/tests/unit/crypt build/$san/tests/unit/swapfile_threads \
-		build/$san/tests/unit/page_io build/$san/tests/unit/zswap >/dev/null || exit 1
+		build/$san/tests/unit/page_io build/$san/tests/unit/zswap build/$san/tests/unit/slab >/dev/null || exit 1
 	export TSAN_OPTIONS="halt_on_error=1 exitcode=66 die_after_fork=0" ASAN_OPTIONS="halt_on_error=1 exitcode=66"
 	build/$san/tests/e2e/stress --size 64M --max 8M --threads 3 --ops 2000 --expect-swap || { echo "$san: stress failed"; exit 1; }
 	build/$san/tests/e2e/stress --size 64M --max 8M --folio 4K --threads 2 --ops 2000 --expect-swap || { echo "$san: stress 4K failed"; exit 1; }
@@ -36,9 +38,18 @@ for san in asan tsan; do
 	# free, dup and free each other's slots; discards racing frees.
 	build/$san/tests/unit/swapfile_threads >/dev/null || { echo "$san: unit swapfile_threads failed"; exit 1; }
 	build/$san/tests/unit/page_io >/dev/null || { echo "$san: unit page_io failed"; exit 1; }
+	# uswap's own memory (slab.c) from four threads.
+	build/$san/tests/unit/slab >/dev/null || { echo "$san: unit slab failed"; exit 1; }
 	# The pool's writeback in rounds, racing loads and frees; failing writes.
 	build/$san/tests/unit/zswap writeback >/dev/null || { echo "$san: unit zswap writeback failed"; exit 1; }
 	build/$san/tests/e2e/remap || { echo "$san: remap failed"; exit 1; }
+	# The reclaimer's reads of the region table against threads that map
+	# and unmap regions (its idle loop, the device refusing every write).
+	build/$san/tests/e2e/regions_race 3 >/dev/null || { echo "$san: regions_race failed"; exit 1; }
+	build/$san/tests/e2e/regions_race 2 lz4 >/dev/null || { echo "$san: regions_race lz4 failed"; exit 1; }
+	# Advice that reorders the LRU and splits regions (no fork).
+	build/$san/tests/e2e/fork_advice pageout 16K lz4 >/dev/null || { echo "$san: fork_advice pageout failed"; exit 1; }
+	build/$san/tests/e2e/fork_advice populate 64K >/dev/null || { echo "$san: fork_advice populate failed"; exit 1; }
 	build/$san/tests/e2e/readahead || { echo "$san: readahead failed"; exit 1; }
 	# Holding the memory resident (core dumps, uswap debug) while a
 	# thread writes, in-process and through the budget.
@@ -85,6 +96,8 @@ for san in asan tsan; do
 		build/$san/tests/e2e/reap >/dev/null || { echo "$san: reap failed"; exit 1; }
 		build/$san/tests/e2e/watchdog stopped >/dev/null || { echo "$san: watchdog stopped failed"; exit 1; }
 		build/$san/tests/e2e/descriptors lz4 >/dev/null || { echo "$san: descriptors failed"; exit 1; }
+		build/$san/tests/e2e/fork_advice wipe 64K lz4 >/dev/null || { echo "$san: fork_advice wipe failed"; exit 1; }
+		build/$san/tests/e2e/fork_advice dontfork 16K >/dev/null || { echo "$san: fork_advice dontfork failed"; exit 1; }
 		build/$san/tests/e2e/encrypt fork 64K pool >/dev/null || { echo "$san: encrypt fork failed"; exit 1; }
 		for s in child sibling; do
 			build/$san/tests/e2e/evict $s >/dev/null || { echo "$san: evict $s failed"; exit 1; }
