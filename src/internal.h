@@ -405,6 +405,8 @@ struct uswap_runtime {
 	struct zswap *zswap;		/* compressed pool in front, or NULL */
 	struct zswap_ctx *fork_zctx;	/* for reading the pool at fork */
 	_Atomic uint64_t pool_pages;	/* charged for the pool */
+	_Atomic uint64_t pool_deferred;	/* of them, not charged yet (memcg_pool_defer) */
+	_Atomic bool pool_deferring;	/* a reclaim batch is under way */
 	_Atomic uint64_t share_swept_us;	/* last share_sweep() */
 	int pagemap_fd;			/* /proc/self/pagemap, or -1: pages
 					   shared by fork are charged to every
@@ -594,6 +596,8 @@ void vmstat_fold(struct vmstat *from, struct vmstat_reaped *into);
 
 /* memcontrol.c */
 void memcg_account_pool(void *arg, long delta_pages);
+void memcg_pool_defer(struct uswap_runtime *rt);
+void memcg_pool_settle(struct uswap_runtime *rt, uint64_t nr);
 int memcg_create(struct uswap_runtime *rt, uint64_t max_bytes,
 		 uint64_t high_bytes, unsigned folio_pages);
 void memcg_destroy(struct uswap_runtime *rt);

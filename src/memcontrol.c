@@ -527,21 +527,74 @@ void memcg_uncharge(struct uswap_runtime *rt, uint64_t nr)
 }
 
 /*
+ * The pool's growth during a reclaim batch is charged once the batch's
+ * folios are uncharged (memcg_pool_defer, memcg_pool_settle): the pool
+ * then holds the compressed copies of folios that are leaving (stored by
+ * the pool's compression threads for the reclaimer), and charging those
+ * first would take the tree past max by a batch's compressed size at
+ * every batch.  Growth that comes in just as a batch settles waits for
+ * the next one.
+ */
+void memcg_pool_defer(struct uswap_runtime *rt)
+{
+	atomic_store(&rt->pool_deferring, true);
+}
+
+/*
+ * The batch's folios left, nr pages of them charged: uncharge those and
+ * charge the pool's growth in one step, so that no fault waiting at max
+ * takes the room in between.
+ */
+void memcg_pool_settle(struct uswap_runtime *rt, uint64_t nr)
+{
+	uint64_t grown;
+
+	atomic_store(&rt->pool_deferring, false);
+	grown = atomic_exchange(&rt->pool_deferred, 0);
+	if (grown > nr)
+		try_charge(rt, (unsigned)(grown - nr), true);
+	else if (grown < nr)
+		memcg_uncharge(rt, nr - grown);
+}
+
+/* Take up to nr pages of growth not charged yet back: how many it took. */
+static uint64_t pool_undefer(struct uswap_runtime *rt, uint64_t nr)
+{
+	uint64_t cur = atomic_load(&rt->pool_deferred), cut;
+
+	do {
+		cut = MIN(cur, nr);
+	} while (cut && !atomic_compare_exchange_weak(&rt->pool_deferred, &cur,
+						      cur - cut));
+	return cut;
+}
+
+/*
  * The compressed pool grew or shrank (zswap's account callback, arg is
  * the runtime).  Pool memory is charged like resident memory, as the
  * kernel charges zswap to the memory cgroup, but it never waits: the pool
- * grows while reclaim frees the larger folios it stores.
+ * grows while reclaim frees the larger folios it stores.  A shrink first
+ * cancels growth not charged yet.
  */
 void memcg_account_pool(void *arg, long delta_pages)
 {
 	struct uswap_runtime *rt = arg;
+	uint64_t nr;
+
 	if (delta_pages < 0) {
-		atomic_fetch_sub(&rt->pool_pages, (uint64_t)-delta_pages);
-		memcg_uncharge(rt, (uint64_t)-delta_pages);
+		nr = (uint64_t)-delta_pages;
+		atomic_fetch_sub(&rt->pool_pages, nr);
+		nr -= pool_undefer(rt, nr);
+		if (nr)
+			memcg_uncharge(rt, nr);
 		return;
 	}
-	atomic_fetch_add(&rt->pool_pages, (uint64_t)delta_pages);
-	try_charge(rt, (unsigned)delta_pages, true);
+	nr = (uint64_t)delta_pages;
+	atomic_fetch_add(&rt->pool_pages, nr);
+	if (atomic_load(&rt->pool_deferring))
+		atomic_fetch_add(&rt->pool_deferred, nr);
+	else
+		try_charge(rt, (unsigned)nr, true);
 }
 
 /* --- pages shared by fork (fork_share.c) --- */

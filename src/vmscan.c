@@ -647,8 +647,7 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 		freed += victim_swapped(rc, v, &out, &clean, &fast);
 	}
 	staging_empty(rc, false);
-	if (fast)
-		memcg_uncharge(rt, fast);
+	memcg_pool_settle(rt, fast);	/* and charge what the pool grew */
 	if (freed) {
 		count_event(rt, USWAP_PGSTEAL, freed);
 		count_event(rt, USWAP_PSWPOUT, out);
@@ -761,6 +760,7 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 	left = demote_victims(rc, nv);
 	freed = nv - left;	/* folios demoted: progress */
 	nv = left;
+	memcg_pool_defer(rt);	/* the pool is charged once the batch left */
 	*nospace = alloc_victims(rc, nv) == -ENOSPC;
 	capture_victims(rc, nv);
 	if (write_victims(rc, nv) == -ENOSPC)
