@@ -92,6 +92,14 @@ bgsave() {
 		[ "$now" != "$size" ] && { size=$now; last=$SECONDS; }
 		if [ $((SECONDS - last)) -gt 120 ]; then
 			ps -eo pid,ppid,stat,wchan:24,etime,args | grep "[r]edis"
+			# Every thread of the redis processes, and where it waits.
+			for pid in $(pgrep redis-server); do
+				for t in /proc/$pid/task/*; do
+					echo "$pid/${t##*/} $(cat $t/comm) $(cat $t/wchan)"
+				done
+				command -v gdb >/dev/null &&
+					timeout 30 gdb -p "$pid" -batch -ex "thread apply all bt 12" 2>/dev/null | grep -E "^#|^Thread"
+			done
 			fail "BGSAVE on port $port: the child wrote nothing for 120 s ($size bytes in $((SECONDS - t0)) s): it is stuck"
 		fi
 		sleep 0.5
