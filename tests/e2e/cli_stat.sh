@@ -25,9 +25,8 @@ me=$(echo "$out" | sed -n 's/^me=//p')
 echo "$out" | grep -qx "$me.live.json" || fail "the forked child $me did not publish: $out"
 
 # A tree that swaps: 64M written over and over under a 16M budget.
-"$U" run --max 16M -- "$B/bench/usemem" --size 64M --passes 65535 >"$T/out" 2>"$T/err" &
+spawn "$U" run --max 16M -- "$B/bench/usemem" --size 64M --passes 65535 >"$T/out" 2>"$T/err"
 RUN=$!
-track $RUN
 i=0
 until "$U" stat --json "$RUN" >"$T/s.json" 2>"$T/stat.err" &&
 	python3 - "$T/s.json" <<'PY'
@@ -147,9 +146,8 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
 fi
 
 # A process outside any tree: 1.
-sleep 60 &
+spawn sleep 60
 SLEEPER=$!
-track $SLEEPER
 "$U" stat "$SLEEPER" >"$T/out2" 2>"$T/stat.err"
 rc=$?
 [ $rc -eq 1 ] || fail "stat on a process outside a tree: exit $rc, expected 1"
@@ -169,7 +167,6 @@ done
 # The tree ends: its directory goes, stat fails with 1.
 kill "$RUN"
 wait "$RUN" 2>/dev/null
-untrack "$RUN"
 RUN_DONE=$RUN
 [ -e "$DIR" ] && fail "statistics directory $DIR left after the run"
 for pid in "$RUN_DONE" "$PROG"; do

@@ -13,9 +13,10 @@
 # and the functions below.  A test exits 0 when it passes, 77 when it
 # cannot run here (skip: "SKIP: why"), anything else when it fails (fail:
 # "FAIL: what").  Whatever ends the test (its end, fail, a signal from
-# tests/run's timeout), the processes it tracked are stopped, the
-# commands it gave at_exit run, and $T is removed.  POSIX sh: tests in sh
-# and in bash source it alike; its own names start with _lib.
+# tests/run's timeout), the processes it spawned are stopped, the
+# commands it gave at_exit run, and $T is removed.  POSIX sh, fit for
+# set -u and set -e: tests in sh and in bash source it alike; its own
+# names start with _lib.
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd) || exit 2
 B=${USWAP_BUILD:-$ROOT/build}
@@ -48,8 +49,8 @@ need_root() {
 # need_uffd: skip when uswap run cannot manage a program here (it exits
 # 125 without userfaultfd), with uswap's words; fail on any other error.
 need_uffd() {
-	"$U" run -- true 2>"$T/.need_uffd"
-	_lib_rc=$?
+	_lib_rc=0
+	"$U" run -- true 2>"$T/.need_uffd" || _lib_rc=$?
 	case $_lib_rc in
 	0) ;;
 	125) skip "$(cat "$T/.need_uffd")" ;;
@@ -72,7 +73,7 @@ stand_in_preload() {
 	skip "no libm.so.6 to stand in for the preload library"
 }
 
-# at_exit COMMAND: run the shell command COMMAND at exit, after tracked
+# at_exit COMMAND: run the shell command COMMAND at exit, after spawned
 # processes are stopped and before $T is removed; the last given first.
 _lib_at_exit=
 at_exit() {
@@ -80,34 +81,27 @@ at_exit() {
 $_lib_at_exit"
 }
 
-# track PID...: stop these children of the test's shell at exit (TERM,
-# then KILL for what is left after 5 s).  untrack PID... once the test
-# waited for one itself: its pid may name another process by then.
-_lib_pids=
-track() {
-	_lib_pids="$_lib_pids $*"
-}
-untrack() {
-	for _lib_p in "$@"; do
-		_lib_pids=$(for _lib_q in $_lib_pids; do
-			[ "$_lib_q" = "$_lib_p" ] || printf '%s ' "$_lib_q"
-		done)
-	done
+# spawn COMMAND...: COMMAND in the background ($! is its pid, wait works)
+# in a session of its own, every process of which is stopped at exit
+# (TERM, then KILL what is left after 5 s): PROG under uswap run too, and
+# what outlived its parent.
+_lib_sessions=
+spawn() {
+	setsid "$@" &
+	_lib_sessions="$_lib_sessions $!"
 }
 
-# The tracked processes still running (not zombies) as children of this
-# shell.
+# The processes of spawned sessions still running (not zombies).
 _lib_alive() {
-	for _lib_p in $_lib_pids; do
-		# shellcheck disable=SC2046
-		set -- $(sed 's/.*) //' "/proc/$_lib_p/stat" 2>/dev/null)
-		[ "${1:-Z}" != Z ] && [ "${2:-}" = $$ ] && printf '%s ' "$_lib_p"
-	done
-	return 0
+	[ -n "$_lib_sessions" ] || return 0
+	ps -eo pid=,sid=,stat= | awk -v s="$_lib_sessions" '
+		BEGIN { n = split(s, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+		($2 in want) && $3 !~ /^Z/ { printf "%s ", $1 }'
 }
 
 _lib_cleanup() {
 	_lib_rc=$?
+	set +e
 	trap - EXIT HUP INT TERM
 	_lib_live=$(_lib_alive)
 	if [ -n "$_lib_live" ]; then
@@ -121,7 +115,7 @@ _lib_cleanup() {
 		_lib_live=$(_lib_alive)
 		[ -n "$_lib_live" ] && kill -KILL $_lib_live 2>/dev/null
 	fi
-	for _lib_p in $_lib_pids; do
+	for _lib_p in $_lib_sessions; do
 		wait "$_lib_p" 2>/dev/null
 	done
 	eval "$_lib_at_exit"
@@ -141,7 +135,7 @@ trap 'exit 143' TERM
 user_new() {
 	need_root "to create a user"
 	need_cmd useradd userdel setpriv
-	userdel "$1" 2>/dev/null
+	userdel "$1" 2>/dev/null || :
 	useradd -M -N -d /nonexistent -s /usr/sbin/nologin "$1" || fail "useradd $1"
 	at_exit "userdel '$1' 2>/dev/null"
 }
