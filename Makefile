@@ -100,7 +100,7 @@ $(B)/libuswap_preload.so: $(wildcard preload/*.c) $(PRELOAD_OBJS) preload/preloa
 $(B)/uswap: $(wildcard cli/*.c) $(wildcard cli/*.h) $(B)/libuswap.a
 	$(CC) $(filter-out -Isrc,$(ALL_CFLAGS)) -o $@ $(filter %.c,$^) $(B)/libuswap.a $(LDLIBS)
 
-$(B)/tests/unit/%: tests/unit/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/tests/unit
+$(B)/tests/unit/%: tests/unit/%.c $(B)/libuswap.a $(wildcard tests/*.h tests/unit/*.h) | $(B)/tests/unit
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
 $(B)/tests/e2e/%: tests/e2e/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/tests/e2e
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm

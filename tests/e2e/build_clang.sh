@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Weight: 9
 # The whole tree builds warning-free (-Werror) with clang too.
-cd "$(dirname "$0")/../.."
-command -v clang >/dev/null || { echo "SKIP: clang is not installed"; exit 77; }
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT" || exit 1
+need_cmd clang
 make -s CC=clang B=build/clang -j2 all

@@ -1,3 +1,5 @@
 #!/usr/bin/env bash
 # Charges follow resident folios when region ends move (tests/e2e/charge.c).
-exec "${USWAP_BUILD:-build}/tests/e2e/charge"
+. "$(dirname "$0")/lib.sh"
+need_built tests/e2e/charge
+"$B/tests/e2e/charge"

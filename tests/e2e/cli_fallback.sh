@@ -1,12 +1,7 @@
 #!/bin/sh
 # Description: when userfaultfd is not permitted, uswap run --fallback fail (the default) exits 125 without running PROG, --fallback run (or USWAP_FALLBACK=run) warns and runs PROG unmanaged with PROG's exit status; a process whose preload library cannot start a runtime exits 125 before main unless USWAP_FALLBACK=run; bad values are usage errors.
-B=${USWAP_BUILD:-$(dirname "$0")/../../build}
-U=$B/uswap
-[ -x "$U" ] || { echo "SKIP: $U is not built" >&2; exit 77; }
-[ -f "$B/libuswap_preload.so" ] || { echo "SKIP: $B/libuswap_preload.so is not built" >&2; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_built uswap libuswap_preload.so
 
 # Bad values: usage errors, before anything is checked.
 for args in "--fallback maybe" "--fallback=" "--fallback"; do
@@ -27,15 +22,14 @@ USWAP_FALLBACK=maybe "$U" run --fallback fail --max 16M true 2>"$T/err"
 [ $? -eq 2 ] && fail "a bad USWAP_FALLBACK is an error although --fallback was given ($(cat "$T/err"))"
 
 # Userfaultfd refused: as an unprivileged user with vm.unprivileged_userfaultfd=0.
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to run uswap as another user" >&2; exit 77; }
-command -v setpriv >/dev/null 2>&1 || { echo "SKIP: no setpriv" >&2; exit 77; }
+need_root "to run uswap as another user"
+need_cmd setpriv
 [ "$(cat /proc/sys/vm/unprivileged_userfaultfd 2>/dev/null)" = 0 ] ||
 	{ echo "SKIP: vm.unprivileged_userfaultfd is not 0: userfaultfd is allowed to everyone" >&2; exit 77; }
 chmod 777 "$T"
 cp "$U" "$B/libuswap_preload.so" "$T/" && chmod 755 "$T/uswap" "$T/libuswap_preload.so" || exit 1
 nobody() {
-	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
-		env TMPDIR=/tmp "$@"
+	as_user nobody env TMPDIR=/tmp "$@"
 }
 denied="uswap: userfaultfd is not permitted for this user (vm.unprivileged_userfaultfd is 0; /dev/userfaultfd: Permission denied): an administrator can set vm.unprivileged_userfaultfd=1, give a group of the user read and write access to /dev/userfaultfd (see uswap(1)), or give the process CAP_SYS_PTRACE"
 prog='echo "$LD_PRELOAD" >"$0"; exit 3'

@@ -1,11 +1,7 @@
 #!/bin/sh
 # Description: uswap --help, -h, run --help and --version print to stdout and exit 0; no arguments or an unknown command exit 2.
-B=${USWAP_BUILD:-$(dirname "$0")/../../build}
-U=$B/uswap
-[ -x "$U" ] || { echo "SKIP: $U is not built" >&2; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_built uswap
 
 for args in "--help" "-h" "run --help" "run -h" "run --max 64M --help" "help"; do
 	# shellcheck disable=SC2086

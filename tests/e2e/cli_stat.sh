@@ -1,26 +1,14 @@
 #!/bin/sh
 # Description: uswap stat and top show a running tree: stat --json (by uswap run's pid or PROG's) has the tree's counters, its swaps and per-process sizes with resident and swapped memory; the text view and top -n 2 -d 0.5 (two frames without a terminal; q and Ctrl-C on one) show it; exited processes leave a final file and no live one; uswap's threads in PROG are named (uswap-fault, uswap-reclaim); stat fails with 1 outside a tree and after it ended, with 3 on another user's tree.
-B=${USWAP_BUILD:-$(dirname "$0")/../../build}
-U=$B/uswap
-[ -x "$U" ] || { echo "SKIP: $U is not built" >&2; exit 77; }
-[ -x "$B/bench/usemem" ] || { echo "SKIP: $B/bench/usemem is not built" >&2; exit 77; }
-command -v python3 >/dev/null 2>&1 || { echo "SKIP: no python3 to read the JSON" >&2; exit 77; }
-T=$(mktemp -d) || exit 1
-RUN=
-SLEEPER=
-cleanup() {
-	[ -n "$RUN" ] && kill "$RUN" 2>/dev/null && wait "$RUN" 2>/dev/null
-	[ -n "$SLEEPER" ] && kill "$SLEEPER" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_built uswap bench/usemem
+need_cmd python3	# to read the JSON
 
 # Every process publishes while it runs and leaves only its final file.
 out=$("$U" run --max 16M -- sh -c '/bin/true & p=$!; wait; echo "p=$p"; echo "dir=$USWAP_STATS_DIR"; ls "$USWAP_STATS_DIR"' 2>"$T/err")
 case $? in
 0) ;;
-125) echo "SKIP: $(cat "$T/err")" >&2; exit 77 ;;
+125) skip "$(cat "$T/err")" ;;
 *) fail "uswap run sh: exit $? ($(cat "$T/err"))" ;;
 esac
 p=$(echo "$out" | sed -n 's/^p=//p')
@@ -37,7 +25,7 @@ me=$(echo "$out" | sed -n 's/^me=//p')
 echo "$out" | grep -qx "$me.live.json" || fail "the forked child $me did not publish: $out"
 
 # A tree that swaps: 64M written over and over under a 16M budget.
-"$U" run --max 16M -- "$B/bench/usemem" --size 64M --passes 65535 >"$T/out" 2>"$T/err" &
+spawn "$U" run --max 16M -- "$B/bench/usemem" --size 64M --passes 65535 >"$T/out" 2>"$T/err"
 RUN=$!
 i=0
 until "$U" stat --json "$RUN" >"$T/s.json" 2>"$T/stat.err" &&
@@ -149,8 +137,7 @@ PY
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
 	chmod 755 "$T" && cp "$U" "$T/uswap" && chmod 755 "$T/uswap" || exit 1
 	for pid in "$PROG" "$RUN"; do
-		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
-			"$T/uswap" stat "$pid" >"$T/out2" 2>"$T/stat.err"
+		as_user nobody "$T/uswap" stat "$pid" >"$T/out2" 2>"$T/stat.err"
 		rc=$?
 		[ $rc -eq 3 ] || fail "stat $pid as another user: exit $rc, expected 3 ($(cat "$T/stat.err"))"
 		grep -q "^uswap: cannot read the descriptors of uswap run $RUN: Permission denied (another user's" "$T/stat.err" ||
@@ -159,7 +146,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
 fi
 
 # A process outside any tree: 1.
-sleep 60 &
+spawn sleep 60
 SLEEPER=$!
 "$U" stat "$SLEEPER" >"$T/out2" 2>"$T/stat.err"
 rc=$?
@@ -181,7 +168,6 @@ done
 kill "$RUN"
 wait "$RUN" 2>/dev/null
 RUN_DONE=$RUN
-RUN=
 [ -e "$DIR" ] && fail "statistics directory $DIR left after the run"
 for pid in "$RUN_DONE" "$PROG"; do
 	"$U" stat "$pid" >"$T/out2" 2>"$T/stat.err"

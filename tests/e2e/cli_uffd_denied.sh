@@ -1,21 +1,16 @@
 #!/bin/sh
 # Description: when userfaultfd is not permitted (an unprivileged user, vm.unprivileged_userfaultfd=0), uswap run exits 125 and says why and what to change.
-B=${USWAP_BUILD:-$(dirname "$0")/../../build}
-[ -x "$B/uswap" ] || { echo "SKIP: $B/uswap is not built" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root to run uswap as another user" >&2; exit 77; }
-command -v setpriv >/dev/null 2>&1 || { echo "SKIP: no setpriv" >&2; exit 77; }
+. "$(dirname "$0")/lib.sh"
+need_built uswap
+need_root "to run uswap as another user"
+need_cmd setpriv
 [ "$(cat /proc/sys/vm/unprivileged_userfaultfd 2>/dev/null)" = 0 ] ||
-	{ echo "SKIP: vm.unprivileged_userfaultfd is not 0: userfaultfd is allowed to everyone" >&2; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
+	skip "vm.unprivileged_userfaultfd is not 0: userfaultfd is allowed to everyone"
 chmod 755 "$T"
 cp "$B/uswap" "$T/uswap" && chmod 755 "$T/uswap" || exit 1
 touch "$T/libuswap_preload.so"
 
-setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
-	env TMPDIR=/tmp "$T/uswap" run -- true >"$T/out" 2>"$T/err"
+as_user nobody env TMPDIR=/tmp "$T/uswap" run -- true >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 125 ] || fail "exit $rc, expected 125 ($(cat "$T/err"))"
 grep -qx "uswap: userfaultfd is not permitted for this user (vm.unprivileged_userfaultfd is 0; /dev/userfaultfd: Permission denied): an administrator can set vm.unprivileged_userfaultfd=1, give a group of the user read and write access to /dev/userfaultfd (see uswap(1)), or give the process CAP_SYS_PTRACE" "$T/err" ||

@@ -1,26 +1,9 @@
 #!/bin/sh
 # Description: a swap directory (given, or $TMPDIR) or a --stats file that cannot be used makes uswap run exit 125 before PROG starts, naming it.
-B=${USWAP_BUILD:-$(dirname "$0")/../../build}
-[ -x "$B/uswap" ] || { echo "SKIP: $B/uswap is not built" >&2; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-# A copy of uswap next to a stand-in preload library (any harmless shared
-# library: libm), so that this tests the command, not the library.
-cp "$B/uswap" "$T/uswap" || exit 1
-U=$T/uswap
-for lib in $(ldconfig -p 2>/dev/null | awk '$1 == "libm.so.6" { print $NF }'); do
-	cp "$lib" "$T/libuswap_preload.so" 2>/dev/null &&
-		[ -z "$(LD_PRELOAD=$T/libuswap_preload.so /bin/true 2>&1)" ] && break
-	rm -f "$T/libuswap_preload.so"
-done
-[ -f "$T/libuswap_preload.so" ] || { echo "SKIP: no libm.so.6 to stand in for the preload library" >&2; exit 77; }
-"$U" run true 2>"$T/err"
-case $? in
-0) ;;
-125) echo "SKIP: $(cat "$T/err")" >&2; exit 77 ;;
-*) fail "uswap run true: $(cat "$T/err")" ;;
-esac
+. "$(dirname "$0")/lib.sh"
+need_built uswap
+stand_in_preload	# this tests the command, not the library
+need_uffd
 
 # expect125 MESSAGE ARGS...
 expect125() {

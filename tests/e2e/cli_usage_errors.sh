@@ -1,11 +1,7 @@
 #!/bin/sh
 # Description: uswap run exits 2 with "uswap: <message>" and "Try 'uswap run --help'." for bad sizes, bad values, unknown flags, missing values and a missing PROG; flags win over bad variables.
-B=${USWAP_BUILD:-$(dirname "$0")/../../build}
-U=$B/uswap
-[ -x "$U" ] || { echo "SKIP: $U is not built" >&2; exit 77; }
-T=$(mktemp -d) || exit 1
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_built uswap
 
 # expect MESSAGE ARGS...: uswap ARGS exits 2, stderr is MESSAGE then the hint.
 expect() {

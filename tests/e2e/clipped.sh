@@ -1,3 +1,5 @@
 #!/usr/bin/env bash
 # Folios clipped by their region's ends get exactly their own slots.
-exec "${USWAP_BUILD:-build}/tests/e2e/clipped"
+. "$(dirname "$0")/lib.sh"
+need_built tests/e2e/clipped
+"$B/tests/e2e/clipped"

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
 # The fault threads serve a thread's faults from its CPU (tests/e2e/follow.c).
 set -u
-${USWAP_BUILD:-build}/tests/e2e/follow
+. "$(dirname "$0")/lib.sh"
+need_built tests/e2e/follow
+"$B/tests/e2e/follow"

@@ -11,23 +11,22 @@
 #    EEXIST from userfaultfd) leave a threaded stress run intact;
 #  - --verify on|off and USWAP_VERIFY reach the program; a bad value is a
 #    usage error, a bad USWAP_INJECT stops the runtime from starting.
-B=${USWAP_BUILD:-build}
 set -u
-cd "$(dirname "$0")/../.." || exit 1
+. "$(dirname "$0")/lib.sh"
+need_built uswap tests/e2e/inject tests/e2e/stress
+need_cmd python3
 I=$B/tests/e2e/inject
-[ -x "$I" ] || { echo "SKIP: $I is not built"; exit 77; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
 inject() {	# [ENV=VALUE...] -- SCENARIO [FOLIO]
 	local envs=()
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done; shift
 	echo "inject $*${envs[*]:+ (${envs[*]})}"
-	env "${envs[@]}" "$I" "$@" >"$tmp/out" 2>&1 </dev/null
+	env "${envs[@]}" "$I" "$@" >"$T/out" 2>&1 </dev/null
 	local rc=$?
 	case $rc in
-	0) grep -v "^uswap\[" "$tmp/out" | sed 's/^/  /' ;;
-	77) sed 's/^/  /' "$tmp/out" ;;	# e.g. no UFFDIO_POISON: the others go on
-	*) echo "inject $*: exit $rc"; cat "$tmp/out"; exit 1 ;;
+	0) grep -v "^uswap\[" "$T/out" | sed 's/^/  /' ;;
+	77) sed 's/^/  /' "$T/out" ;;	# e.g. no UFFDIO_POISON: the others go on
+	*) echo "inject $*: exit $rc"; cat "$T/out"; exit 1 ;;
 	esac
 }
 
@@ -43,10 +42,10 @@ inject -- uffd_eexist 16K
 
 echo "uswap run: short transfers and userfaultfd EAGAIN / EEXIST lose nothing"
 USWAP_INJECT=short_write=0,short_read=0,uffd_eagain=5,uffd_eexist=7 \
-	"$B/uswap" run --max 16M --stats "$tmp/s.json" -- \
-	"$B/tests/e2e/stress" --mmap --size 48M --threads 2 --ops 2000 >"$tmp/out" 2>&1 ||
-	{ echo "stress under injection: exit $?"; cat "$tmp/out"; exit 1; }
-python3 - "$tmp/s.json" <<'PY' || { cat "$tmp/out"; exit 1; }
+	"$B/uswap" run --max 16M --stats "$T/s.json" -- \
+	"$B/tests/e2e/stress" --mmap --size 48M --threads 2 --ops 2000 >"$T/out" 2>&1 ||
+	{ echo "stress under injection: exit $?"; cat "$T/out"; exit 1; }
+python3 - "$T/s.json" <<'PY' || { cat "$T/out"; exit 1; }
 import json, sys
 v = json.load(open(sys.argv[1]))["vmstat"]
 print({k: v[k] for k in ("pswpout", "pswpin", "swap_io_short", "swap_io_error", "swap_corrupt")})
@@ -54,21 +53,21 @@ assert v["pswpout"] > 0 and v["pswpin"] > 0, "no swap I/O"
 assert v["swap_io_short"] > 0, "the short transfers were not counted"
 assert v["swap_io_error"] == 0 and v["swap_corrupt"] == 0, "an error was counted"
 PY
-grep -q "fault injection on" "$tmp/out" || { echo "the injection was not announced"; cat "$tmp/out"; exit 1; }
+grep -q "fault injection on" "$T/out" || { echo "the injection was not announced"; cat "$T/out"; exit 1; }
 
 echo "--verify reaches the program"
-"$B/uswap" run --max 16M --verify off -- sh -c 'echo "$USWAP_VERIFY"' >"$tmp/out" 2>&1 &&
-	[ "$(cat "$tmp/out")" = off ] || { echo "--verify off: USWAP_VERIFY is not off"; cat "$tmp/out"; exit 1; }
-USWAP_VERIFY=off "$B/uswap" run --max 16M --verify on -- sh -c 'echo "${USWAP_VERIFY-unset}"' >"$tmp/out" 2>&1 &&
-	[ "$(cat "$tmp/out")" = unset ] || { echo "--verify on: USWAP_VERIFY is set"; cat "$tmp/out"; exit 1; }
-"$B/uswap" run --max 16M --verify off -- "$B/tests/e2e/stress" --mmap --size 48M --threads 2 --ops 2000 >"$tmp/out" 2>&1 ||
-	{ echo "stress with --verify off: exit $?"; cat "$tmp/out"; exit 1; }
-"$B/uswap" run --verify maybe -- true 2>"$tmp/err"
-[ $? -eq 2 ] && grep -q -- '--verify: "maybe" is not a setting (expected on or off)' "$tmp/err" ||
-	{ echo "--verify maybe: not a usage error"; cat "$tmp/err"; exit 1; }
+"$B/uswap" run --max 16M --verify off -- sh -c 'echo "$USWAP_VERIFY"' >"$T/out" 2>&1 &&
+	[ "$(cat "$T/out")" = off ] || { echo "--verify off: USWAP_VERIFY is not off"; cat "$T/out"; exit 1; }
+USWAP_VERIFY=off "$B/uswap" run --max 16M --verify on -- sh -c 'echo "${USWAP_VERIFY-unset}"' >"$T/out" 2>&1 &&
+	[ "$(cat "$T/out")" = unset ] || { echo "--verify on: USWAP_VERIFY is set"; cat "$T/out"; exit 1; }
+"$B/uswap" run --max 16M --verify off -- "$B/tests/e2e/stress" --mmap --size 48M --threads 2 --ops 2000 >"$T/out" 2>&1 ||
+	{ echo "stress with --verify off: exit $?"; cat "$T/out"; exit 1; }
+"$B/uswap" run --verify maybe -- true 2>"$T/err"
+[ $? -eq 2 ] && grep -q -- '--verify: "maybe" is not a setting (expected on or off)' "$T/err" ||
+	{ echo "--verify maybe: not a usage error"; cat "$T/err"; exit 1; }
 
 echo "a bad USWAP_INJECT stops the runtime"
-USWAP_INJECT=read_eio=7 "$B/uswap" run --max 16M -- true 2>"$tmp/err"
-[ $? -eq 125 ] && grep -q 'USWAP_INJECT: "read_eio=7"' "$tmp/err" ||
-	{ echo "USWAP_INJECT=read_eio=7 (no device 7): not refused"; cat "$tmp/err"; exit 1; }
+USWAP_INJECT=read_eio=7 "$B/uswap" run --max 16M -- true 2>"$T/err"
+[ $? -eq 125 ] && grep -q 'USWAP_INJECT: "read_eio=7"' "$T/err" ||
+	{ echo "USWAP_INJECT=read_eio=7 (no device 7): not refused"; cat "$T/err"; exit 1; }
 echo ok

@@ -6,20 +6,12 @@
 # with its preload library (soak bug 5: an ASan preload library crashed
 # every program).
 set -u
-B=${USWAP_BUILD:-build}
-T=$B/tests/e2e/preinit
-[ -x "$T" ] && [ -x "$B/uswap" ] || { echo "SKIP: $T or $B/uswap is not built"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: python3 is needed to read the statistics"; exit 77; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-
-"$B/uswap" run --max 16M -- true 2>"$tmp/err"
-case $? in
-0) ;;
-125) echo "SKIP: $(cat "$tmp/err")"; exit 77 ;;
-*) echo "FAIL: uswap run true: exit $? ($(cat "$tmp/err"))"; exit 1 ;;
-esac
-"$B/uswap" run --max 16M --stats "$tmp/s.json" -- "$T" 64M || { echo "FAIL: preinit under uswap run"; exit 1; }
-python3 - "$tmp/s.json" <<'PY'
+. "$(dirname "$0")/lib.sh"
+need_built uswap tests/e2e/preinit
+need_cmd python3	# to read the statistics
+need_uffd
+"$U" run --max 16M --stats "$T/s.json" -- "$B/tests/e2e/preinit" 64M || fail "preinit under uswap run"
+python3 - "$T/s.json" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))["vmstat"]
 print("max_bytes %d pswpout %d zswpout %d" % (v["max_bytes"], v["pswpout"], v["zswpout"]))

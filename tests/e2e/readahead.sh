@@ -1,3 +1,5 @@
 #!/usr/bin/env bash
 # Swap-in readahead for small folios: counted, and every byte right.
-exec "${USWAP_BUILD:-build}/tests/e2e/readahead"
+. "$(dirname "$0")/lib.sh"
+need_built tests/e2e/readahead
+"$B/tests/e2e/readahead"

@@ -9,14 +9,15 @@
 # 71.9 MiB on one development machine and 74.6 to 74.8 MiB on a fresh one
 # of the same kind (2026-12-04: the budget's charge stayed at 64 MiB), so
 # 2M gets 12 MiB (the figure is printed either way).
-B=${USWAP_BUILD:-build}
 set -u
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_built uswap tests/e2e/stress
+need_cmd python3
 for f in 4K 64K 2M; do
 	ops=6000; [ $f = 2M ] && ops=800
-	"$B/uswap" run --max 64M --folio $f --stats "$tmp/s.json" -- \
+	"$B/uswap" run --max 64M --folio $f --stats "$T/s.json" -- \
 		"$B/tests/e2e/stress" --mmap --size 512M --threads 2 --ops $ops || { echo "folio $f: exit $?"; exit 1; }
-	python3 - "$tmp/s.json" $f <<'PY' || exit 1
+	python3 - "$T/s.json" $f <<'PY' || exit 1
 import json, sys
 d = json.load(open(sys.argv[1])); v = d["vmstat"]; rss = d["process"]["rss_peak_kib"]
 print(f"folio {sys.argv[2]}: pswpout {v['pswpout']} pswpin {v['pswpin']} resident_peak {v['resident_peak']>>20} MiB rss_peak {rss/1024:.1f} MiB metadata {v['metadata_bytes']} B")

@@ -22,27 +22,25 @@
 #                 race.  6 of 8 replays of 60 s failed on the build
 #                 before the fix (at 5 to 58 s), none of 10 after.
 set -u
-B=${USWAP_BUILD:-build}
-cd "$(dirname "$0")/../.." || exit 1
-[ -x "$B/tests/soak/worker" ] || { echo "SKIP: $B/tests/soak/worker is not built"; exit 77; }
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT" || exit 1
+need_built tests/soak/worker
 case $B in
-*tsan*) echo "SKIP: a TSan build ($B): fork children start threads TSan does not follow"; exit 77 ;;
+*tsan*) skip "a TSan build ($B): fork children start threads TSan does not follow" ;;
 esac
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
-fail=0
+failed=0
 replay() {	# SEED SECONDS
 	tests/soak/run --replay "$1" --seconds "$2" --asan never --avoid-known \
-		--build "$B" --log-dir "$d/$1" >"$d/out.$1" 2>&1
+		--build "$B" --log-dir "$T/$1" >"$T/out.$1" 2>&1
 	local rc=$?
-	cat "$d/out.$1"
-	if [ $rc -ne 0 ] || ! grep -q "^failures: 0 rounds" "$d/out.$1"; then
-		for f in "$d/$1"/round-*.log; do echo "--- $f"; tail -40 "$f"; done
+	cat "$T/out.$1"
+	if [ $rc -ne 0 ] || ! grep -q "^failures: 0 rounds" "$T/out.$1"; then
+		for f in "$T/$1"/round-*.log; do echo "--- $f"; tail -40 "$f"; done
 		echo "FAIL: seed $1"
-		fail=1
+		failed=1
 	fi
 }
 replay 943089073182 25
 replay 151282538207 30
 replay 327862789127 30
-exit $fail
+exit $failed

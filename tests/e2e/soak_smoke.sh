@@ -12,20 +12,18 @@
 # --avoid-known would leave out the soak's known open bugs that this mix
 # could draw (tests/soak/run, KNOWN: none at present).
 set -u
-B=${USWAP_BUILD:-build}
-cd "$(dirname "$0")/../.." || exit 1
-[ -x "$B/tests/soak/worker" ] || { echo "SKIP: $B/tests/soak/worker is not built"; exit 77; }
+. "$(dirname "$0")/lib.sh"
+cd "$ROOT" || exit 1
+need_built tests/soak/worker
 case $B in
-*tsan*) echo "SKIP: a TSan build ($B): fork children start threads TSan does not follow"; exit 77 ;;
+*tsan*) skip "a TSan build ($B): fork children start threads TSan does not follow" ;;
 esac
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
 tests/soak/run --replay 1734 --seconds 20 --asan never --avoid-known \
-	--build "$B" --log-dir "$d" >"$d/out" 2>&1
+	--build "$B" --log-dir "$T" >"$T/out" 2>&1
 rc=$?
-cat "$d/out"
+cat "$T/out"
 if [ $rc -ne 0 ]; then
-	for f in "$d"/round-*.log; do echo "--- $f"; tail -40 "$f"; done
+	for f in "$T"/round-*.log; do echo "--- $f"; tail -40 "$f"; done
 	exit 1
 fi
-grep -q "^failures: 0 rounds" "$d/out" || { echo "no summary"; exit 1; }
+grep -q "^failures: 0 rounds" "$T/out" || { echo "no summary"; exit 1; }

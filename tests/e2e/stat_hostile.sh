@@ -2,40 +2,15 @@
 # Description: uswap stat and top, run by root on another user's tree, trust nothing that user wrote: a FIFO, a symlink to /dev/zero, a 100 MB file and a file of another owner as live files are skipped with a note (no hang, bounded memory); control characters in a program's name and title, a swap device's path and a crafted file's strings are printed escaped, never raw.
 # Timeout: 300
 # Weight: 30
-B=${USWAP_BUILD:-$(dirname "$0")/../../build}
-U=$B/uswap
+. "$(dirname "$0")/lib.sh"
+need_built uswap libuswap_preload.so tests/e2e/stat_proctitle
+need_root "to watch another user's tree"
+need_cmd python3 timeout
 P=$B/tests/e2e/stat_proctitle
-[ -x "$U" ] && [ -x "$P" ] && [ -f "$B/libuswap_preload.so" ] ||
-	{ echo "SKIP: uswap, its preload library or $P is not built" >&2; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (to watch another user's tree)" >&2; exit 77; }
-for c in useradd userdel setpriv python3 timeout; do
-	command -v $c >/dev/null 2>&1 || { echo "SKIP: no $c" >&2; exit 77; }
-done
-fail() { echo "FAIL: $*" >&2; exit 1; }
 EVIL=uswap_t_g_2
-T=$(mktemp -d) || exit 1
-RUN=
-PROG=
-KIDS=
-cleanup() {
-	exec 3>&- 2>/dev/null
-	for k in $KIDS; do
-		kill -CONT "$k" 2>/dev/null
-		kill -KILL "$k" 2>/dev/null
-	done
-	if [ -n "$RUN" ]; then
-		kill "$RUN" 2>/dev/null
-		wait "$RUN" 2>/dev/null
-	fi
-	userdel "$EVIL" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-userdel "$EVIL" 2>/dev/null
-useradd -M -N -d /nonexistent -s /usr/sbin/nologin "$EVIL" || fail "useradd $EVIL"
+user_new "$EVIL"
 as_evil() {
-	setpriv --reuid="$EVIL" --regid="$(id -g "$EVIL")" --clear-groups \
-		--inh-caps=-all --bounding-set=-all "$@"
+	as_user "$EVIL" "$@"
 }
 ESC=$(printf '\033')
 chmod 755 "$T"
@@ -53,11 +28,13 @@ as_evil mkdir "$T/e/tmp" "$SWAPDIR" || exit 1
 # which writes its title over its arguments (and keeps its environment).
 # uswap run needs userfaultfd: the other user gets CAP_SYS_PTRACE for it
 # (one of the ways docs/uswap.1 names), whatever vm.unprivileged_userfaultfd.
-setpriv --reuid="$EVIL" --regid="$(id -g "$EVIL")" --clear-groups \
+# (The FIFO is opened in the child: the open waits for the writer, fd 3.)
+spawn sh -c 'exec "$@" <"$0"' "$T/in" \
+	setpriv --reuid="$EVIL" --regid="$(id -g "$EVIL")" --clear-groups \
 	--inh-caps=-all,+sys_ptrace --ambient-caps=+sys_ptrace --bounding-set=-all,+sys_ptrace \
 	env TMPDIR="$T/e/tmp" "$T/bin/uswap" run --max 16M --swap-dir "$SWAPDIR" -- \
 	sh -c 'for i in 1 2 3 4 5; do sleep 1000 & done; exec "$0" 8 "$1" args' "$EXE" "$TITLE" \
-	<"$T/in" >"$T/out" 2>"$T/err" &
+	>"$T/out" 2>"$T/err"
 RUN=$!
 exec 3>"$T/in"
 i=0
@@ -178,7 +155,5 @@ for k in $KIDS; do
 	kill -CONT "$k" 2>/dev/null
 	kill -KILL "$k" 2>/dev/null
 done
-KIDS=
 wait "$RUN"
-RUN=
 exit 0

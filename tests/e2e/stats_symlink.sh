@@ -1,26 +1,13 @@
 #!/bin/sh
 # Description: statistics files are never written through a symbolic link: as root, --stats FILE with a symlink planted by another user at FILE.tmp or at FILE, and the preload's USWAP_STATS at a symlink, leave the root-owned file they point to unchanged; FILE becomes a regular file of root's and uswap says it replaced the link.
 # Timeout: 120
-B=${USWAP_BUILD:-$(dirname "$0")/../../build}
-U=$B/uswap
-[ -x "$U" ] || { echo "SKIP: $U is not built" >&2; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (the victim of the planted links)" >&2; exit 77; }
-for c in useradd userdel setpriv; do
-	command -v $c >/dev/null 2>&1 || { echo "SKIP: no $c" >&2; exit 77; }
-done
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_built uswap
+need_root "the victim of the planted links"
 EVIL=uswap_t_g_1
-T=$(mktemp -d) || exit 1
-cleanup() {
-	userdel "$EVIL" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-userdel "$EVIL" 2>/dev/null
-useradd -M -N -d /nonexistent -s /usr/sbin/nologin "$EVIL" || fail "useradd $EVIL"
+user_new "$EVIL"
 as_evil() {
-	setpriv --reuid="$EVIL" --regid="$(id -g "$EVIL")" --clear-groups \
-		--inh-caps=-all --bounding-set=-all "$@"
+	as_user "$EVIL" "$@"
 }
 # The other user's own directory, where root is asked to write.
 chmod 755 "$T"
@@ -33,7 +20,7 @@ victim_intact() {
 usable() {
 	case $1 in
 	0) ;;
-	125) echo "SKIP: $(cat "$T/err")" >&2; exit 77 ;;
+	125) skip "$(cat "$T/err")" ;;
 	*) fail "$2: exit $1 ($(cat "$T/err"))" ;;
 	esac
 }

@@ -2,39 +2,24 @@
 # Description: a user who is not root, on a system with vm.unprivileged_userfaultfd=0, runs uswap through a group given read and write access to /dev/userfaultfd (a workload that swaps, checked byte for byte); without the group, uswap run exits 125 naming the ways an administrator can allow it.
 # Timeout: 300
 # Weight: 15
-B=${USWAP_BUILD:-$(dirname "$0")/../../build}
-U=$B/uswap
-W=$B/bench/usemem
-[ -x "$U" ] && [ -x "$W" ] && [ -f "$B/libuswap_preload.so" ] ||
-	{ echo "SKIP: uswap, its preload library or usemem is not built" >&2; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: needs root (to create a user and change /dev/userfaultfd)" >&2; exit 77; }
-for c in useradd userdel groupadd groupdel setpriv; do
-	command -v $c >/dev/null 2>&1 || { echo "SKIP: no $c" >&2; exit 77; }
-done
-[ -c /dev/userfaultfd ] || { echo "SKIP: no /dev/userfaultfd (Linux 6.1 or later, CONFIG_USERFAULTFD)" >&2; exit 77; }
+. "$(dirname "$0")/lib.sh"
+need_built uswap libuswap_preload.so bench/usemem
+need_root "to create a user and change /dev/userfaultfd"
+need_cmd groupadd groupdel
+[ -c /dev/userfaultfd ] || skip "no /dev/userfaultfd (Linux 6.1 or later, CONFIG_USERFAULTFD)"
 SYSCTL=/proc/sys/vm/unprivileged_userfaultfd
-[ -w "$SYSCTL" ] || { echo "SKIP: cannot set vm.unprivileged_userfaultfd" >&2; exit 77; }
-fail() { echo "FAIL: $*" >&2; exit 1; }
+[ -w "$SYSCTL" ] || skip "cannot set vm.unprivileged_userfaultfd"
+W=$B/bench/usemem
 USER_=uswap_t_g_3
 GROUP_=uswap_t_g_3uffd
-T=$(mktemp -d) || exit 1
 # What this test changes, as it was, put back whatever happens.
 OLD_SYSCTL=$(cat "$SYSCTL") || exit 1
 OLD_DEV=$(stat -c '%u:%g %a' /dev/userfaultfd) || exit 1
-cleanup() {
-	chown "${OLD_DEV% *}" /dev/userfaultfd
-	chmod "${OLD_DEV#* }" /dev/userfaultfd
-	echo "$OLD_SYSCTL" >"$SYSCTL"
-	userdel "$USER_" 2>/dev/null
-	groupdel "$GROUP_" 2>/dev/null
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
-userdel "$USER_" 2>/dev/null
+at_exit 'chown "${OLD_DEV% *}" /dev/userfaultfd; chmod "${OLD_DEV#* }" /dev/userfaultfd; echo "$OLD_SYSCTL" >"$SYSCTL"'
 groupdel "$GROUP_" 2>/dev/null
 groupadd "$GROUP_" || fail "groupadd $GROUP_"
-useradd -M -N -d /nonexistent -s /usr/sbin/nologin "$USER_" || fail "useradd $USER_"
+at_exit 'groupdel "$GROUP_" 2>/dev/null'
+user_new "$USER_"
 GID=$(getent group "$GROUP_" | cut -d: -f3)
 chmod 755 "$T"
 mkdir "$T/bin" "$T/tmp" && cp "$U" "$B/libuswap_preload.so" "$W" "$T/bin/" &&
@@ -54,9 +39,7 @@ pswpout=$(sed -n 's/^ *"pswpout": \([0-9]*\),\{0,1\}$/\1/p' "$T/tmp/s.json" | he
 [ "${pswpout:-0}" -gt 0 ] || fail "the workload did not swap: $(cat "$T/tmp/s.json")"
 
 # Without the group: exit 125, and the ways to allow it.
-setpriv --reuid="$USER_" --regid="$(id -g "$USER_")" --clear-groups \
-	--inh-caps=-all --bounding-set=-all \
-	env TMPDIR="$T/tmp" "$T/bin/uswap" run --max 16M -- "$T/bin/usemem" --size 8M >"$T/out" 2>"$T/err"
+as_user "$USER_" env TMPDIR="$T/tmp" "$T/bin/uswap" run --max 16M -- "$T/bin/usemem" --size 8M >"$T/out" 2>"$T/err"
 rc=$?
 [ $rc -eq 125 ] || fail "uswap run as $USER_ without the group: exit $rc, expected 125 ($(cat "$T/err"))"
 grep -qx "uswap: userfaultfd is not permitted for this user (vm.unprivileged_userfaultfd is 0; /dev/userfaultfd: Permission denied): an administrator can set vm.unprivileged_userfaultfd=1, give a group of the user read and write access to /dev/userfaultfd (see uswap(1)), or give the process CAP_SYS_PTRACE" "$T/err" ||

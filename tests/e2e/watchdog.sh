@@ -12,19 +12,18 @@
 #    (its descriptor lost, fdtable.c); neither reads wrong data;
 #  - a process of the tree stopped (SIGSTOP) while it holds most of the
 #    budget: the other gets through, and both read their data back.
-B=${USWAP_BUILD:-build}
 set -u
-T=$B/tests/e2e/watchdog
-[ -x "$T" ] || { echo "SKIP: $T is not built" >&2; exit 77; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/lib.sh"
+need_built tests/e2e/watchdog
+W=$B/tests/e2e/watchdog
+failed=0
 
 # run NAME BOUND EXPECTED-STATUS [VAR=VALUE...] MODE
 run() {
 	local name=$1 bound=$2 want=$3 mode=${*: -1} rc; shift 3
-	env "${@:1:$#-1}" timeout -s KILL "$bound" "$T" "$mode" >"$tmp/out" 2>"$tmp/err"
+	env "${@:1:$#-1}" timeout -s KILL "$bound" "$W" "$mode" >"$T/out" 2>"$T/err"
 	rc=$?
-	[ $rc -eq 77 ] && { echo "SKIP: $(cat "$tmp/err")" >&2; exit 77; }
+	[ $rc -eq 77 ] && skip "$(cat "$T/err")"
 	if [ $rc -eq 137 ]; then
 		echo "FAIL: $name: still running after $bound s (killed)"
 	elif [ $rc -ne "$want" ]; then
@@ -33,26 +32,26 @@ run() {
 		echo "$name: exit status $rc as expected"
 		return 0
 	fi
-	cat "$tmp/out" "$tmp/err" | tail -20
-	fail=1
+	cat "$T/out" "$T/err" | tail -20
+	failed=1
 	return 1
 }
 
 run "reads that fail" 120 0 USWAP_INJECT=uffd_read_eio=300 serve &&
-	{ grep -q "reading userfaultfd failed" "$tmp/err" ||
-	  { echo "FAIL: no read failed (was the fault injected?)"; fail=1; }; }
+	{ grep -q "reading userfaultfd failed" "$T/err" ||
+	  { echo "FAIL: no read failed (was the fault injected?)"; failed=1; }; }
 run "a thread that stops serving" 120 0 USWAP_INJECT=fault_stall=2000 serve
 if run "every read fails" 120 123 USWAP_INJECT=uffd_read_eio=1 serve; then
-	grep -q "exiting with status 123" "$tmp/err" ||
-		{ echo "FAIL: no message says why"; cat "$tmp/err"; fail=1; }
+	grep -q "exiting with status 123" "$T/err" ||
+		{ echo "FAIL: no message says why"; cat "$T/err"; failed=1; }
 fi
 if run "userfaultfd closed" 120 124 close; then
-	grep -q "stopped with status 124" "$tmp/err" ||
-		{ echo "FAIL: no message says why"; cat "$tmp/err"; fail=1; }
+	grep -q "stopped with status 124" "$T/err" ||
+		{ echo "FAIL: no message says why"; cat "$T/err"; failed=1; }
 fi
-if grep -q "went on" "$tmp/out"; then
+if grep -q "went on" "$T/out"; then
 	echo "FAIL: userfaultfd closed: the program went on and read its memory"
-	fail=1
+	failed=1
 fi
-run "a member stopped" 120 0 stopped && cat "$tmp/out"
-exit $fail
+run "a member stopped" 120 0 stopped && cat "$T/out"
+exit $failed

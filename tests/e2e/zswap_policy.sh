@@ -15,17 +15,18 @@
 #    the default mode, all of them); the charge stays within --max plus
 #    what the raw pages of the batches in flight add before their folios
 #    are unmapped (see docs/uswap.1).
-B=${USWAP_BUILD:-build}
 set -u
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_built uswap bench/usemem
+need_cmd python3
 
 run() {	# NAME CHECK-EXPR USWAP-OPTIONS...
 	local name=$1 check=$2; shift 2
-	"$B/uswap" run --max 48M --folio 4K --zswap lz4 "$@" --stats "$tmp/s.json" -- \
+	"$B/uswap" run --max 48M --folio 4K --zswap lz4 "$@" --stats "$T/s.json" -- \
 		"$B/bench/usemem" --size 96M --rw --verify --data mixed \
-		>"$tmp/out" 2>"$tmp/err" ||
-		{ echo "$name: exit $?"; cat "$tmp/out" "$tmp/err"; exit 1; }
-	python3 - "$tmp/s.json" "$name" "$check" <<'PY' || { cat "$tmp/err"; exit 1; }
+		>"$T/out" 2>"$T/err" ||
+		{ echo "$name: exit $?"; cat "$T/out" "$T/err"; exit 1; }
+	python3 - "$T/s.json" "$name" "$check" <<'PY' || { cat "$T/err"; exit 1; }
 import json, sys
 d = json.load(open(sys.argv[1])); v = d["vmstat"]; rss = d["process"]["rss_peak_kib"]
 name, check = sys.argv[2], sys.argv[3]

@@ -47,7 +47,7 @@
 #include <zstd.h>
 
 #include "compress.h"
-#include "testlib.h"
+#include "unitlib.h"
 #include "../../bench/pagedata.h"
 
 #define KiB		1024ul
@@ -57,21 +57,12 @@
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b)	((a) < (b) ? (a) : (b))
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define SANITIZED	1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-	__has_feature(memory_sanitizer)
-#define SANITIZED	1
-#endif
-#endif
-
 static const char *const specs[] = {
 	"lz4", "lz4:8", "zstd:-5", "zstd:1", "zstd:3", "zstd:9",
 	"deflate:1", "deflate:6", "deflate:9",
 };
 
-static uint64_t seed = 0x5eed;
+static uint64_t seed;		/* t_seed at the start of each case */
 
 static struct comp_ctx *ctx_for(const char *spec, size_t max_len)
 {
@@ -625,7 +616,7 @@ static void test_corrupt(void)
 
 /* --- no malloc --------------------------------------------------------- */
 
-#ifndef SANITIZED
+#if !T_SANITIZED
 void *__libc_malloc(size_t n);
 void *__libc_calloc(size_t nmemb, size_t n);
 void *__libc_realloc(void *p, size_t n);
@@ -771,24 +762,38 @@ static void test_no_malloc(void)
 #else
 static void test_no_malloc(void)
 {
-	printf("no-malloc check skipped: the sanitizer owns malloc\n");
+	t_skip_case("the sanitizer owns malloc: no count of allocations");
 }
 #endif
 
-int main(void)
+static void setup(void)
 {
 	guarded_init(&gsrc, 2 * BOUND(MAX_LEN));
 	guarded_init(&gdst, 2 * BOUND(MAX_LEN));
 	guarded_init(&gout, 2 * BOUND(MAX_LEN));
 	data_init();
+}
 
-	test_parse();
-	test_same_filled();
-	test_round_trips();
-	test_enospc();
-	test_corrupt();
-	test_no_malloc();
+static void teardown(void)
+{
 	free(mixed);
 	free(noise);
-	return T_PASS;
+}
+
+static const struct t_case cases[] = {
+	T_CASE(parse, "comp_parse(): accepted and refused specs, outputs left alone"),
+	T_CASE(same_filled, "mem_same_filled(): same-filled buffers, a difference anywhere"),
+	T_CASE(round_trips, "mixed data round-trips through every compressor and level"),
+	T_CASE(enospc, "-ENOSPC when the output does not fit; the context works after"),
+	T_CASE(corrupt, "damaged input is refused or decoded, never a crash"),
+	T_CASE(no_malloc, "no malloc after comp_ctx_create()"),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, &(struct t_suite){
+		.cases = cases, .setup = setup, .teardown = teardown,
+		.seed = 0x5eed, .rng = &seed,
+	});
 }

@@ -24,12 +24,13 @@
 #include <string.h>
 
 #include "crc32c.h"
-#include "testlib.h"
+#include "unitlib.h"
 
 #define MAX_BUF		(2u << 20)
 #define ARRAY_LEN(a)	(sizeof(a) / sizeof((a)[0]))
 
-static uint64_t seed = 0xc4c32c;
+static uint64_t seed;		/* t_seed at the start of each case */
+static uint8_t *rnd;		/* MAX_BUF + 64 random bytes */
 
 /* The definition: reflected, polynomial 0x82F63B78, inverted in and out. */
 static uint32_t crc_ref(uint32_t crc, const uint8_t *p, size_t len)
@@ -86,60 +87,88 @@ static void compare(const uint8_t *p, size_t len, uint32_t init)
 		       init, hw, sw);
 }
 
-int main(void)
+static void setup(void)
 {
-	/* Lengths around the three-way chunks (3 x 128 and 3 x 1024 bytes). */
-	static const size_t edges[] = { 8, 384, 768, 3072, 3456, 4096, 6144 };
-	uint8_t *buf = aligned_alloc(64, MAX_BUF + 64);
-	size_t n = 0;
+	uint64_t s = t_seed;
 
-	if (!buf)
+	rnd = aligned_alloc(64, MAX_BUF + 64);
+	if (!rnd)
 		t_fail("out of memory");
 	printf("crc32c: %s path\n", crc32c_hw_available() ?
 	       "SSE4.2 (hardware)" : "table (no SSE4.2: both paths are the "
 	       "table)");
-	test_vectors();
-
 	for (size_t i = 0; i < MAX_BUF + 64; i += 8) {
-		uint64_t r = t_rand(&seed);
+		uint64_t r = t_rand(&s);
 
-		memcpy(buf + i, &r, 8);
+		memcpy(rnd + i, &r, 8);
 	}
+}
 
-	/* The reference agrees on a few random buffers. */
+static void teardown(void)
+{
+	free(rnd);
+}
+
+/* The reference agrees on a few random buffers. */
+static void test_reference(void)
+{
 	for (unsigned k = 0; k < 50; k++) {
 		size_t off = t_rand(&seed) % 64, len = t_rand(&seed) % 5000;
 		uint32_t init = (uint32_t)t_rand(&seed);
 
-		if (crc_ref(init, buf + off, len) !=
-		    crc32c_sw(init, buf + off, len))
+		if (crc_ref(init, rnd + off, len) !=
+		    crc32c_sw(init, rnd + off, len))
 			t_fail("table vs reference: len %zu offset %zu", len,
 			       off);
 	}
+}
 
-	/* Every split point of a buffer chains. */
+/* Every split point of a buffer chains. */
+static void test_chaining(void)
+{
 	for (size_t split = 0; split <= 4100; split++) {
-		uint32_t whole = crc32c(0, buf + 3, 4100);
+		uint32_t whole = crc32c(0, rnd + 3, 4100);
 
-		if (crc32c(crc32c(0, buf + 3, split), buf + 3 + split,
+		if (crc32c(crc32c(0, rnd + 3, split), rnd + 3 + split,
 			   4100 - split) != whole)
 			t_fail("chaining at %zu of 4100", split);
 	}
+}
+
+static void test_hw_table(void)
+{
+	/* Lengths around the three-way chunks (3 x 128 and 3 x 1024 bytes). */
+	static const size_t edges[] = { 8, 384, 768, 3072, 3456, 4096, 6144 };
+	size_t n = 0;
 
 	for (unsigned e = 0; e < ARRAY_LEN(edges); e++)
 		for (size_t len = edges[e] - 8; len <= edges[e] + 8; len++)
 			for (size_t off = 0; off < 64; off++, n++)
-				compare(buf + off, len, (uint32_t)len);
+				compare(rnd + off, len, (uint32_t)len);
 	for (unsigned k = 0; k < 4000; k++, n++) {
 		size_t off = t_rand(&seed) % 64;
 		size_t len = k & 1 ? t_rand(&seed) % 65537 :
 				     t_rand(&seed) % 600;
 
-		compare(buf + off, len, (uint32_t)t_rand(&seed));
+		compare(rnd + off, len, (uint32_t)t_rand(&seed));
 	}
-	compare(buf, MAX_BUF, 0);
-	compare(buf + 1, MAX_BUF - 1, ~0u);
+	compare(rnd, MAX_BUF, 0);
+	compare(rnd + 1, MAX_BUF - 1, ~0u);
 	printf("crc32c: %zu buffers, hardware == table\n", n + 2);
-	free(buf);
-	return T_PASS;
+}
+
+static const struct t_case cases[] = {
+	T_CASE(vectors, "the known values: \"123456789\", RFC 3720's patterns"),
+	T_CASE(reference, "the table path agrees with a bit-at-a-time reference"),
+	T_CASE(chaining, "a checksum continued at every split is the whole one"),
+	T_CASE(hw_table, "the hardware path agrees with the table on random buffers"),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, &(struct t_suite){
+		.cases = cases, .setup = setup, .teardown = teardown,
+		.seed = 0xc4c32c, .rng = &seed,
+	});
 }

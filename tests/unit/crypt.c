@@ -25,7 +25,8 @@
  *    its own result, the others read back; swap_write() seals
  *    its buffer in place.
  *
- * Usage: crypt [SEED]; exits 0 pass, 1 fail, 77 skip.
+ * Usage: crypt [--seed N] [CASE...] (tests/unit/unitlib.h); exits 0 pass,
+ * 1 fail, 77 skip.
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -36,7 +37,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "testlib.h"
+#include "unitlib.h"
 #include "crypt.h"
 #include "internal.h"
 #include "swap_io.h"
@@ -47,8 +48,14 @@
 #define MAX_PIECES	6u
 #define MAX_BATCH	16u
 
-static uint64_t seed;
+static uint64_t seed;		/* t_seed at the start of each case */
 static char dir[] = "/tmp/uswap-crypt-XXXXXX";
+
+/* What every case uses: a key, and buffers of a device's size. */
+static struct {
+	struct crypt_key *key;
+	char *data, *copy, *buf;
+} fx;
 
 static void *xalloc(size_t len)
 {
@@ -129,8 +136,9 @@ static void expect_fail(const struct swap_crypt *sc, uint32_t slot,
 		t_fail("%s: the buffer is not zeroed", what);
 }
 
-static void test_slot(struct crypt_key *key)
+static void test_slot(void)
 {
+	struct crypt_key *key = fx.key;
 	static char plain[T_PAGE], c[T_PAGE], buf[T_PAGE], c2[T_PAGE];
 	struct swap_crypt *a, *b;
 	struct crypt_seal keep;
@@ -246,8 +254,9 @@ static int wait_child(pid_t pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static void test_key_memory(struct crypt_key *key)
+static void test_key_memory(void)
 {
+	struct crypt_key *key = fx.key;
 	static char plain[T_PAGE], c[T_PAGE], log[4096];
 	struct swap_crypt *sc;
 	char flags[256];
@@ -444,9 +453,10 @@ static struct swap_io *io_new(unsigned depth, bool fallback, size_t cap)
 	return io;
 }
 
-static void test_round_trips(struct crypt_key *key, char *data, char *copy,
-			     char *buf)
+static void test_round_trips(void)
 {
+	struct crypt_key *key = fx.key;
+	char *data = fx.data, *copy = fx.copy, *buf = fx.buf;
 	struct swap_io *uring, *small, *fb, *capped, *capped_fb;
 	uint64_t short0 = swap_io_stat(SWAP_IO_SHORT), v = 0;
 	struct swap_info si;
@@ -483,8 +493,10 @@ static void test_round_trips(struct crypt_key *key, char *data, char *copy,
 
 /* --- mixed batches, errors, the pool's writeback --- */
 
-static void test_mixed(struct crypt_key *key, char *data, char *buf)
+static void test_mixed(void)
 {
+	struct crypt_key *key = fx.key;
+	char *data = fx.data, *buf = fx.buf;
 	struct swap_info enc, plain;
 	struct iovec iov[6];
 	struct swap_io_req reqs[6];
@@ -533,8 +545,10 @@ static void test_mixed(struct crypt_key *key, char *data, char *buf)
 }
 
 /* Every 3rd transfer to the device fails: per-request results hold. */
-static void test_write_errors(struct crypt_key *key, char *data, char *buf)
+static void test_write_errors(void)
 {
+	struct crypt_key *key = fx.key;
+	char *data = fx.data, *buf = fx.buf;
 	struct swap_io_req reqs[8];
 	struct iovec iov[8];
 	struct swap_io *io;
@@ -578,32 +592,41 @@ static void remove_dir(void)
 	rmdir(dir);
 }
 
-int main(int argc, char **argv)
+static void setup(void)
 {
-	struct crypt_key *key;
-	char *data, *copy, *buf;
-
-	seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 0x5eed;
-	printf("seed %" PRIu64 "\n", seed);
 	if (!mkdtemp(dir))
 		t_fail("mkdtemp: %s", strerror(errno));
 	atexit(remove_dir);
-	if (crypt_key_create(&key))
+	if (crypt_key_create(&fx.key))
 		t_fail("crypt_key_create");
-	test_slot(key);
-	test_key_memory(key);
-	data = xalloc(DEV_BYTES);
-	copy = xalloc(DEV_BYTES);
-	buf = xalloc((size_t)MAX_RUN * T_PAGE);
-	test_round_trips(key, data, copy, buf);
-	test_mixed(key, data, buf);
-	test_write_errors(key, data, buf);
-	crypt_key_put(key);
+	fx.data = xalloc(DEV_BYTES);
+	fx.copy = xalloc(DEV_BYTES);
+	fx.buf = xalloc((size_t)MAX_RUN * T_PAGE);
+}
+
+static void teardown(void)
+{
+	crypt_key_put(fx.key);
 	if (crypt_dev_count())
 		t_fail("%u device states left", crypt_dev_count());
-	free(data);
-	free(copy);
-	free(buf);
-	printf("crypt: all checks passed\n");
-	return T_PASS;
+	free(fx.data);
+	free(fx.copy);
+	free(fx.buf);
+}
+
+static const struct t_case cases[] = {
+	T_CASE(slot, "a sealed slot opens to its bytes; any tampering fails, gives zeros"),
+	T_CASE(key_memory, "the key's page is locked and not dumped, also after fork"),
+	T_CASE(round_trips, "random batched runs through io_uring, fallback, capped transfers"),
+	T_CASE(mixed, "a batch over an encrypting and a plain device; bad requests"),
+	T_CASE(write_errors, "writes failing in a round: each request its own result"),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, &(struct t_suite){
+		.cases = cases, .setup = setup, .teardown = teardown,
+		.seed = 0x5eed, .rng = &seed,
+	});
 }

@@ -16,7 +16,7 @@
  */
 #include <sys/mman.h>
 
-#include "testlib.h"
+#include "unitlib.h"
 #include "../../src/memcontrol.c"
 #include "zswap_pool.h"
 
@@ -43,8 +43,20 @@ static void expect(struct memcg *mc, unsigned m, unsigned st, int reaper,
 		       atomic_load(&mc->member[m].reaper), st, reaper);
 }
 
-static void check_fold(struct memcg *mc)
+/* A budget of nothing but free member entries. */
+static struct memcg *memcg_new(void)
 {
+	struct memcg *mc = mmap(NULL, sizeof(*mc), PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (mc == MAP_FAILED)
+		t_fail("mmap: %s", strerror(errno));
+	return mc;
+}
+
+static void test_fold(void)
+{
+	struct memcg *mc = memcg_new();
 	struct uswap_runtime *rt = calloc(1, sizeof(*rt));
 	struct vmstat_reaped *r = &mc->reaped;
 
@@ -110,16 +122,13 @@ static void check_fold(struct memcg *mc)
 		       (unsigned long long)atomic_load(&r->ev[USWAP_PSWPOUT]),
 		       (unsigned long long)atomic_load(&r->processes));
 	free(rt);
+	munmap(mc, sizeof(*mc));
 }
 
-int main(void)
+static void test_reap_claim(void)
 {
-	struct memcg *mc = mmap(NULL, sizeof(*mc), PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct memcg *mc = memcg_new();
 	const int me = (int)getpid(), parent = (int)getppid();
-
-	if (mc == MAP_FAILED)
-		t_fail("mmap: %s", strerror(errno));
 
 	/*
 	 * The reaper saw occupancy 1 LIVE; its process left and a fork gave
@@ -171,9 +180,16 @@ int main(void)
 	if (reap_claim(mc, 8, MEMBER_REAPING, 1))
 		t_fail("took a member from a live reaper");
 	expect(mc, 8, MEMBER_REAPING, parent, "live reaper");
+	munmap(mc, sizeof(*mc));
+}
 
-	printf("memcontrol: reap claims: all checks passed\n");
-	check_fold(mc);
-	printf("memcontrol: counters folded: all checks passed\n");
-	return T_PASS;
+static const struct t_case cases[] = {
+	T_CASE(reap_claim, "only the occupancy the reaper saw is claimed"),
+	T_CASE(fold, "a member's events fold into the reaped totals once"),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, &(struct t_suite){ .cases = cases });
 }

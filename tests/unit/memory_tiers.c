@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "testlib.h"
+#include "unitlib.h"
 #include "memory_tiers.h"
 
 #define CHECK(cond, ...)			\
@@ -572,20 +572,24 @@ static void test_random_overrides(void)
 	}
 }
 
-int main(void)
+static const struct t_case cases[] = {
+	T_CASE(two, "two sockets: one tier, nobody demotes"),
+	T_CASE(three, "three tiers: DRAM to PMEM near both to CXL behind it"),
+	T_CASE(four_socket, "four sockets with a memory node each: each to its own only"),
+	T_CASE(explicit, "memory_tiering orders nodes the distances put in one tier"),
+	T_CASE(sparse, "online nodes 0,2,3; a node of CPUs only; no has_* files"),
+	T_CASE(roots, "no devices/system/node (no NUMA), and USWAP_SYSFS_ROOT"),
+	T_CASE(bad_files, "a bad sysfs file fails the read with a message naming it"),
+	T_CASE(two_tiers, "a node listed in two tiers is refused"),
+	T_CASE(override, "the demotion override parser and its exact messages"),
+	T_CASE(acyclic_and_format, "cycles through allowed targets are refused; format limits"),
+	T_CASE(random_overrides, "random overrides against a reference model of reachability"),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	find_fixtures();
-	test_two();
-	test_three();
-	test_four_socket();
-	test_explicit();
-	test_sparse();
-	test_roots();
-	test_bad_files();
-	test_two_tiers();
-	test_override();
-	test_acyclic_and_format();
-	test_random_overrides();
-	printf("memory_tiers: ok\n");
-	return T_PASS;
+	return t_main(argc, argv, &(struct t_suite){
+		.cases = cases, .setup = find_fixtures,
+	});
 }

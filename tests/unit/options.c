@@ -26,7 +26,7 @@
 
 #include "uswap.h"
 #include "options.h"
-#include "testlib.h"
+#include "unitlib.h"
 
 #define K	(1ull << 10)
 #define M	(1ull << 20)
@@ -623,14 +623,18 @@ static void test_defaults_small_fs(void)
 	char dir[300], err[256];
 	int ret;
 
+	if (geteuid() != 0) {
+		t_skip_case("not root: cannot mount a small tmpfs");
+		return;
+	}
 	snprintf(dir, sizeof(dir), "%s/fs", tmp_root);
 	if (mkdir(dir, 0700))
 		t_fail("mkdir %s", dir);
 	if (unshare(CLONE_NEWNS) ||
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
 	    !mount_tmpfs(dir, "64M")) {
-		fprintf(stderr, "note: cannot mount a tmpfs (%s): free-space caps not tested\n",
-			strerror(errno));
+		printf("cannot mount a tmpfs: %s\n", strerror(errno));
+		t_skip_case("no tmpfs of a given size to fill");
 		rmdir(dir);
 		return;
 	}
@@ -664,19 +668,30 @@ static void test_defaults_small_fs(void)
 	rmdir(dir);
 }
 
-int main(void)
+static void setup(void)
 {
 	if (!mkdtemp(tmp_root))
 		t_fail("mkdtemp");
-	test_sizes();
-	test_set();
-	test_env();
-	test_check();
-	test_defaults();
-	if (geteuid() == 0)
-		test_defaults_small_fs();
-	else
-		fprintf(stderr, "note: not root: free-space caps not tested\n");
+}
+
+static void teardown(void)
+{
 	rmdir(tmp_root);
-	return T_PASS;
+}
+
+static const struct t_case cases[] = {
+	T_CASE(sizes, "sizes: units, limits and refusals"),
+	T_CASE(set, "every option by name: good and bad values, their messages"),
+	T_CASE(env, "every option from the environment"),
+	T_CASE(check, "the consistency checks and their messages"),
+	T_CASE(defaults, "the documented defaults, and given values kept"),
+	T_CASE(defaults_small_fs, "on small tmpfs mounts: the free-space limits"),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, &(struct t_suite){
+		.cases = cases, .setup = setup, .teardown = teardown,
+	});
 }

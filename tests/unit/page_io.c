@@ -25,7 +25,8 @@
  *  - two threads allocating, writing, verifying and freeing while a third
  *    runs the discard queue: no write is ever destroyed by a discard.
  *
- * Usage: page_io [SEED]; exits 0 pass, 1 fail, 77 skip.
+ * Usage: page_io [--seed N] [CASE...] (tests/unit/unitlib.h); exits 0 pass,
+ * 1 fail, 77 skip.
  */
 #include <assert.h>
 #include <errno.h>
@@ -42,7 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "testlib.h"
+#include "unitlib.h"
 #include "swap.h"
 #include "swap_io.h"
 
@@ -51,7 +52,7 @@
 #define MAX_PIECES	8u
 #define MAX_BATCH	64u
 
-static uint64_t seed;
+static uint64_t seed;		/* t_seed at the start of each case */
 static char dir[] = "/tmp/uswap-page-io-XXXXXX";
 
 /* --- helpers --- */
@@ -515,8 +516,7 @@ static void test_discard(void)
 	int err;
 
 	if (!can_punch()) {
-		fprintf(stderr, "NOTE: no hole punching in %s: discard "
-			"not tested\n", dir);
+		t_skip_case("no hole punching in /tmp");
 		swap_io_destroy(io);
 		free(buf);
 		return;
@@ -710,6 +710,7 @@ static void test_discard_batch(void)
 	uint64_t n;
 
 	if (!can_punch()) {
+		t_skip_case("no hole punching in /tmp");
 		swap_io_destroy(io);
 		free(buf);
 		return;
@@ -856,8 +857,10 @@ static void test_discard_race(void)
 	pthread_t disc;
 	unsigned k;
 
-	if (!can_punch())
+	if (!can_punch()) {
+		t_skip_case("no hole punching in /tmp");
 		return;
+	}
 	dev_open(&si, 16u << 20);
 	if (swap_discard_enable(&si))
 		t_fail("swap_discard_enable");
@@ -891,23 +894,27 @@ static void remove_dir(void)
 	rmdir(dir);
 }
 
-int main(int argc, char **argv)
+static void setup(void)
 {
-	seed = argc > 1 ? strtoull(argv[1], NULL, 0) : (uint64_t)time(NULL);
-	if (!seed)
-		seed = 1;
-	fprintf(stderr, "page_io: seed %" PRIu64 "\n", seed);
 	if (!mkdtemp(dir))
 		t_skip("cannot create a directory in /tmp");
 	atexit(remove_dir);
+}
 
-	test_round_trips();
-	test_errors();
-	test_discard();
-	test_discard_lazy();
-	test_discard_batch();
-	test_discard_race();
+static const struct t_case cases[] = {
+	T_CASE(round_trips, "batched writes of random runs read back, in every I/O mode"),
+	T_CASE(errors, "a bad request fails alone; short files, read-only, RLIMIT_FSIZE"),
+	T_CASE(discard, "freed clusters are parked, punched, provisioned and used again"),
+	T_CASE(discard_lazy, "freed clusters are punched by an idle reclaimer, used ones kept"),
+	T_CASE(discard_batch, "an allocation discards a few parked clusters, not all"),
+	T_CASE(discard_race, "discards racing writes and frees never destroy a write"),
+	{ 0 }
+};
 
-	fprintf(stderr, "page_io: all checks passed\n");
-	return T_PASS;
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, &(struct t_suite){
+		.cases = cases, .setup = setup, .seed = T_SEED_CLOCK,
+		.rng = &seed,
+	});
 }

@@ -18,7 +18,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "testlib.h"
+#include "unitlib.h"
 #include "swapdev.h"
 
 #define CHECK(cond, ...)			\
@@ -915,27 +915,31 @@ static void test_sysfs_paths(void)
 	CHECK(sysfs_cpu_node(NULL, 0) >= -1, "real cpu 0");
 }
 
-int main(void)
+static const struct t_case cases[] = {
+	T_CASE(spec_good, "--swap specs accepted: path, prio, size, node, flags"),
+	T_CASE(spec_bad, "--swap specs refused with their message, output untouched"),
+	T_CASE(spec_limits, "path length limits, a short or NULL error buffer"),
+	T_CASE(swaptab_good, "a uswaptab's lines, comments and blanks"),
+	T_CASE(swaptab_bad, "a bad uswaptab line is refused, naming its line"),
+	T_CASE(swaptab_file, "a uswaptab read from a file"),
+	T_CASE(avail_args, "swap_avail_create() refuses bad priorities and nodes"),
+	T_CASE(avail_one_node, "one node: automatic priorities, lists"),
+	T_CASE(avail_two_nodes, "two nodes: each node's memory to its own device first"),
+	T_CASE(avail_mixed, "given and automatic priorities on two nodes"),
+	T_CASE(avail_four_nodes, "four nodes: automatic devices promoted on their node"),
+	T_CASE(avail_round_robin, "equal priorities take turns"),
+	T_CASE(avail_priorities, "a higher priority first, full and room again"),
+	T_CASE(avail_full_room, "full and room on several nodes"),
+	T_CASE(avail_model, "random priorities and nodes against a reference model"),
+	T_CASE(avail_threads, "threads picking, filling and freeing devices at once"),
+	T_CASE(sysfs_fixtures, "topology lookups in the fixture sysfs trees"),
+	T_CASE(sysfs_paths, "files find the node of their file system's device"),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
 {
-	find_fixtures();
-	test_spec_good();
-	test_spec_bad();
-	test_spec_limits();
-	test_swaptab_good();
-	test_swaptab_bad();
-	test_swaptab_file();
-	test_avail_args();
-	test_avail_one_node();
-	test_avail_two_nodes();
-	test_avail_mixed();
-	test_avail_four_nodes();
-	test_avail_round_robin();
-	test_avail_priorities();
-	test_avail_full_room();
-	test_avail_model();
-	test_avail_threads();
-	test_sysfs_fixtures();
-	test_sysfs_paths();
-	printf("swapdev: all passed\n");
-	return T_PASS;
+	return t_main(argc, argv, &(struct t_suite){
+		.cases = cases, .setup = find_fixtures,
+	});
 }

@@ -21,7 +21,8 @@
  *
  * Also: device sizes (rounding, -EINVAL, the SWP_MAX_SLOTS cap), fill with
  * order 0 then free all, use count overflow, and the provision() callback
- * (threads: swapfile_threads.c).  Usage: swapfile [SEED]; 0 pass, 1 fail.
+ * (threads: swapfile_threads.c).  Usage: swapfile [--seed N] [CASE...]
+ * (tests/unit/unitlib.h); 0 pass, 1 fail.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -37,23 +38,15 @@
 #include <unistd.h>
 
 #include "swap.h"
+#include "unitlib.h"
 
 /* Under ThreadSanitizer the per-step checks cost 10x: fewer steps. */
-#if defined(__SANITIZE_THREAD__)
-#define SLOW		10
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define SLOW		10
-#endif
-#endif
-#ifndef SLOW
-#define SLOW		1
-#endif
+#define SLOW		(T_TSAN ? 10 : 1)
 
 #define NR_CTX		3
 #define NO_CTX		NR_CTX
 
-static uint64_t rng_state;
+static uint64_t rng_state;	/* t_seed at the start of each case */
 static const char *step_what = "setup";
 static unsigned long step_nr;
 
@@ -393,7 +386,7 @@ static unsigned random_order(void)
 }
 
 /* Random operations on a device of nr_clusters clusters (plus a tail). */
-static void test_random(uint32_t nr_clusters, unsigned long ops)
+static void random_ops(uint32_t nr_clusters, unsigned long ops)
 {
 	static struct model m;
 	unsigned long n;
@@ -454,7 +447,7 @@ static void test_random(uint32_t nr_clusters, unsigned long ops)
 }
 
 /* Fill with order 0 from two contexts, free in random chunks, refill. */
-static void test_fill(uint32_t nr_clusters)
+static void fill_free_refill(uint32_t nr_clusters)
 {
 	static struct model m;
 	uint32_t *chunks, nr_chunks = 0, off, i;
@@ -769,38 +762,61 @@ static void test_edges(void)
 	model_fini(&m);
 }
 
-int main(int argc, char **argv)
+static void test_fill(void)
 {
-	struct timespec t0, t1;
-	uint64_t seed;
-	double secs;
+	fill_free_refill(64);
+}
 
-	if (argc > 1) {
-		seed = strtoull(argv[1], NULL, 0);
-	} else {
-		clock_gettime(CLOCK_REALTIME, &t0);
-		seed = (uint64_t)t0.tv_nsec ^ ((uint64_t)t0.tv_sec << 20) ^
-		       (uint64_t)getpid();
-	}
-	rng_state = seed;
-	printf("swapfile: seed %" PRIu64 " (rerun: %s %" PRIu64 ")\n", seed,
-	       argv[0], seed);
-	fflush(stdout);
+static void test_random_1(void)
+{
+	random_ops(1, 40000 / SLOW);
+}
+
+static void test_random_3(void)
+{
+	random_ops(3, 60000 / SLOW);
+}
+
+static void test_random_64(void)
+{
+	random_ops(64, 100000 / SLOW);
+}
+
+static struct timespec t0;
+
+static void setup(void)
+{
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+}
 
-	test_edges();
-	test_provision();
-	test_reuse();
-	test_fifo();
-	test_frag();
-	test_fill(64);
-	test_random(1, 40000 / SLOW);
-	test_random(3, 60000 / SLOW);
-	test_random(64, 100000 / SLOW);
+static void teardown(void)
+{
+	struct timespec t1;
+	double secs;
 
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	secs = (double)(t1.tv_sec - t0.tv_sec) +
 	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-	printf("swapfile: pass, %lu checked steps in %.2f s\n", step_nr, secs);
-	return 0;
+	printf("swapfile: %lu checked steps in %.2f s\n", step_nr, secs);
+}
+
+static const struct t_case cases[] = {
+	T_CASE(edges, "device sizes, argument checks, the use count ceiling"),
+	T_CASE(provision, "provision() failing fails the allocation, frees the cluster"),
+	T_CASE(reuse, "a cluster that comes back free is reused first"),
+	T_CASE(fifo, "a full cluster is reused once enough of it is free"),
+	T_CASE(frag, "order-0 allocations fill fragmented clusters first"),
+	T_CASE(fill, "fill with order 0 from two contexts, free, refill"),
+	T_CASE(random_1, "random steps against the model, one cluster"),
+	T_CASE(random_3, "random steps against the model, three clusters"),
+	T_CASE(random_64, "random steps against the model, 64 clusters"),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, &(struct t_suite){
+		.cases = cases, .setup = setup, .teardown = teardown,
+		.seed = T_SEED_CLOCK, .rng = &rng_state,
+	});
 }

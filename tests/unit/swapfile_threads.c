@@ -19,7 +19,8 @@
  * in uswap (a reclaimer allocates, a fault in another thread frees; a
  * fork child drops its copy), so frees land in clusters other contexts
  * are allocating from.  Run under ThreadSanitizer by tests/e2e/sanitizers.sh.
- * Usage: swapfile_threads [SEED]; 0 pass, 1 fail.
+ * Usage: swapfile_threads [--seed N] [CASE...] (tests/unit/unitlib.h);
+ * 0 pass, 1 fail.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 #include "swap.h"
+#include "unitlib.h"
 
 #define NR_THREADS	4
 #define NR_CLUSTERS	8
@@ -232,51 +234,28 @@ out:
 	return NULL;
 }
 
-int main(int argc, char **argv)
+static void test_threads(void)
 {
 	struct thread_arg a[NR_THREADS];
 	pthread_t t[NR_THREADS];
-	unsigned long ops = 200000;
-	struct timespec ts;
-	uint64_t seed;
+	unsigned long ops = T_TSAN ? 20000 : 200000;
+	const uint64_t seed = t_seed;
 	unsigned i, failed = 0;
 	uint32_t k, left = 0;
 	struct run r;
 
-	if (argc > 1) {
-		seed = strtoull(argv[1], NULL, 0);
-	} else {
-		clock_gettime(CLOCK_REALTIME, &ts);
-		seed = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-		       (uint64_t)getpid();
-	}
-	printf("swapfile_threads: seed %" PRIu64 " (rerun: %s %" PRIu64 ")\n",
-	       seed, argv[0], seed);
-#if defined(__SANITIZE_THREAD__)
-	ops /= 10;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-	ops /= 10;
-#endif
-#endif
-	if (swap_info_init(&si, 0, NR_CLUSTERS * (uint64_t)SWAP_CLUSTER_BYTES)) {
-		printf("swapfile_threads: FAIL: init\n");
-		return 1;
-	}
+	if (swap_info_init(&si, 0, NR_CLUSTERS * (uint64_t)SWAP_CLUSTER_BYTES))
+		t_fail("swap_info_init");
 	expected = calloc(si.nr_slots, sizeof(*expected));
-	if (!expected) {
-		printf("swapfile_threads: FAIL: out of memory\n");
-		return 1;
-	}
+	if (!expected)
+		t_fail("out of memory");
 	for (i = 0; i < NR_THREADS; i++) {
 		memset(&a[i], 0, sizeof(a[i]));
 		a[i].id = i;
 		a[i].seed = seed + 0x9e3779b97f4a7c15ull * (i + 1);
 		a[i].ops = ops;
-		if (pthread_create(&t[i], NULL, thread_main, &a[i])) {
-			printf("swapfile_threads: FAIL: pthread_create\n");
-			return 1;
-		}
+		if (pthread_create(&t[i], NULL, thread_main, &a[i]))
+			t_fail("pthread_create");
 	}
 	for (i = 0; i < NR_THREADS; i++) {
 		pthread_join(t[i], NULL);
@@ -313,10 +292,18 @@ int main(int argc, char **argv)
 		}
 	swap_info_destroy(&si);
 	free(expected);
-	if (failed) {
-		printf("swapfile_threads: FAIL (seed %" PRIu64 ")\n", seed);
-		return 1;
-	}
-	printf("swapfile_threads: pass\n");
-	return 0;
+	if (failed)
+		t_fail("%u failures (seed %" PRIu64 ")", failed, seed);
+}
+
+static const struct t_case cases[] = {
+	T_CASE(threads, "threads allocating, freeing, duping each other's slots"),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, &(struct t_suite){
+		.cases = cases, .seed = T_SEED_CLOCK,
+	});
 }

@@ -16,7 +16,8 @@
  *  - threads allocating, reading and freeing while another compacts in a
  *    loop, every read verified.
  *
- * Usage: zsmalloc [SEED]; exits 0 on pass, 1 on failure.
+ * Usage: zsmalloc [--seed N] [CASE...] (tests/unit/unitlib.h); exits 0 on
+ * pass, 1 on failure.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -27,20 +28,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testlib.h"
+#include "unitlib.h"
 #include "zsmalloc.h"
 
 /* ThreadSanitizer and AddressSanitizer slow every step: fewer of them. */
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define SLOW		4
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define SLOW		4
-#endif
-#endif
-#ifndef SLOW
-#define SLOW		1
-#endif
+#define SLOW		(T_TSAN || T_ASAN ? 4 : 1)
 
 #define MiB		(1ull << 20)
 
@@ -50,7 +42,6 @@ struct obj {
 	uint64_t seed;
 };
 
-static uint64_t seed0;
 
 /* Deterministic contents of an object: a function of (seed, offset). */
 static void pattern(void *buf, size_t len, uint64_t seed)
@@ -203,7 +194,7 @@ static void test_model(void)
 {
 	enum { CAP = 600 };
 	static struct obj objs[CAP];
-	uint64_t s = seed0 ^ 1, released;
+	uint64_t s = t_seed ^ 1, released;
 	_Atomic long charged = 0;
 	struct zs_pool *pool = zs_create(256 * MiB, account, &charged);
 	struct zs_stats st, st2;
@@ -322,7 +313,7 @@ static void test_fragmentation(void)
 {
 	const unsigned total = 40000 / (SLOW > 1 ? 2 : 1);
 	struct obj *objs = malloc(total * sizeof(*objs));
-	uint64_t s = seed0 ^ 2;
+	uint64_t s = t_seed ^ 2;
 	_Atomic long charged = 0;
 	struct zs_pool *pool = zs_create(512 * MiB, account, &charged);
 	unsigned n = 0, i;
@@ -355,7 +346,7 @@ static void test_full(void)
 	enum { CAP = 4096 };
 	static struct obj objs[CAP];
 	const uint64_t max = 1 * MiB;
-	uint64_t s = seed0 ^ 3;
+	uint64_t s = t_seed ^ 3;
 	_Atomic long charged = 0;
 	struct zs_pool *pool = zs_create(max, account, &charged);
 	struct zs_stats st;
@@ -512,7 +503,7 @@ static void test_threads(void)
 		t_fail("zs_create failed");
 	for (i = 0; i < NR_WORKERS; i++) {
 		w[i].pool = pool;
-		w[i].seed = seed0 ^ (0x100 + i);
+		w[i].seed = t_seed ^ (0x100 + i);
 		w[i].steps = 40000 / SLOW / (SLOW > 1 ? 2 : 1);
 		if (pthread_create(&w[i].tid, NULL, worker_main, &w[i]))
 			t_fail("pthread_create");
@@ -550,15 +541,17 @@ static void test_threads(void)
 		       (long)charged);
 }
 
+static const struct t_case cases[] = {
+	T_CASE(model, "random alloc, write, free, compact against a reference model"),
+	T_CASE(full, "a full pool refuses, stays usable; invalid sizes refused"),
+	T_CASE(fragmentation, "objects packed tightly once compacted"),
+	T_CASE(threads, "threads allocating and freeing while another compacts"),
+	{ 0 }
+};
+
 int main(int argc, char **argv)
 {
-	seed0 = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
-	printf("seed %" PRIu64 "\n", seed0);
-	test_model();
-	test_full();
-	test_fragmentation();
-	test_threads();
-	scratch_release();
-	printf("PASS\n");
-	return T_PASS;
+	return t_main(argc, argv, &(struct t_suite){
+		.cases = cases, .teardown = scratch_release, .seed = 1,
+	});
 }

@@ -17,7 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "testlib.h"
+#include "unitlib.h"
 #include "../../src/zswap.c"
 #include "swap_io.h"
 
@@ -599,44 +599,80 @@ static void test_small_batches(void)
 	teardown(&fx);
 }
 
-/*
- * With "writeback" as argument, only the writeback tests: what the
- * sanitizer builds run (tests/e2e/sanitizers.sh), in seconds instead of
- * the minute every compressor and folio size take under ThreadSanitizer.
- */
-int main(int argc, char **argv)
+/* Every compressor, unit and page mode, every folio size, to a device. */
+static void roundtrips(const char *comp)
 {
-	static const char *const comps[] = { "lz4", "zstd", "zstd:5", "deflate" };
 	static const unsigned sizes[] = { 1, 4, 16, 512 };
-	unsigned i, j;
+	unsigned j;
 
-	if (argc > 1 && !strcmp(argv[1], "writeback")) {
-		test_limit_writeback(true);
-		test_shared_writeback();
-		test_writeback_fail(true);
-		test_race(40);
-		printf("zswap writeback: all checks passed\n");
-		return T_PASS;
+	for (j = 0; j < ARRAY_SIZE(sizes); j++) {
+		test_roundtrip(comp, true, sizes[j], true);
+		if (sizes[j] > 1)
+			test_roundtrip(comp, false, sizes[j], true);
 	}
+}
 
-	for (i = 0; i < ARRAY_SIZE(comps); i++)
-		for (j = 0; j < ARRAY_SIZE(sizes); j++) {
-			test_roundtrip(comps[i], true, sizes[j], true);
-			if (sizes[j] > 1)
-				test_roundtrip(comps[i], false, sizes[j], true);
-		}
+static void test_roundtrip_lz4(void)
+{
+	roundtrips("lz4");
+}
+
+static void test_roundtrip_zstd(void)
+{
+	roundtrips("zstd");
+}
+
+static void test_roundtrip_zstd5(void)
+{
+	roundtrips("zstd:5");
+}
+
+static void test_roundtrip_deflate(void)
+{
+	roundtrips("deflate");
+}
+
+static void test_roundtrip_nodevice(void)
+{
 	test_roundtrip("lz4", true, 16, false);
 	test_roundtrip("lz4", false, 16, false);
+}
+
+static void test_incompressible(void)
+{
 	test_store_incompressible(true, 1);
 	test_store_incompressible(false, 16);
+}
+
+/*
+ * What the sanitizer builds run (tests/e2e/sanitizers.sh), with fewer
+ * rounds of the race there: every compressor and folio size take a
+ * minute under ThreadSanitizer, these take seconds.
+ */
+static void test_writeback(void)
+{
 	test_limit_writeback(true);
 	test_limit_writeback(false);
 	test_shared_writeback();
 	test_writeback_fail(false);
 	test_writeback_fail(true);
-	test_corrupt();
-	test_race(200);
-	test_small_batches();
-	printf("zswap: all checks passed\n");
-	return T_PASS;
+	test_race(T_SANITIZED ? 40 : 200);
+}
+
+static const struct t_case cases[] = {
+	T_CASE(roundtrip_lz4, "lz4: every unit mode and folio size, to a device"),
+	T_CASE(roundtrip_zstd, "zstd: every unit mode and folio size, to a device"),
+	T_CASE(roundtrip_zstd5, "zstd:5: every unit mode and folio size, to a device"),
+	T_CASE(roundtrip_deflate, "deflate: every unit mode and folio size, to a device"),
+	T_CASE(roundtrip_nodevice, "without a device every page is pooled"),
+	T_CASE(incompressible, "incompressible pages refused, or stored as they are"),
+	T_CASE(writeback, "pool limit, shared slots, failing writes, frees racing writeback"),
+	T_CASE(corrupt, "a corrupt object is refused, never returned"),
+	T_CASE(small_batches, "every job of many small batches is stored once"),
+	{ 0 }
+};
+
+int main(int argc, char **argv)
+{
+	return t_main(argc, argv, &(struct t_suite){ .cases = cases });
 }
