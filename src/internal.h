@@ -686,11 +686,6 @@ struct region *region_find_locked(struct uswap_runtime *rt, uintptr_t addr);
 void region_get(struct region *r);
 void region_put(struct region *r);
 int region_add(struct uswap_runtime *rt, uintptr_t start, size_t len);
-int region_unmap(struct uswap_runtime *rt, uintptr_t start, size_t len);
-int region_discard(struct uswap_runtime *rt, uintptr_t start, size_t len);
-int region_remap(struct uswap_runtime *rt, uintptr_t old, size_t old_len,
-		 size_t new_len, int flags, uintptr_t new_addr,
-		 uintptr_t *result);
 
 static inline size_t folio_size(const struct region *r)
 {

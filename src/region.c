@@ -25,9 +25,9 @@
  *       |                                  pages dropped
  *       +---- (from any settled state)
  *
- *   NONE -> RESIDENT      fault_zero_fill()        memory.c
- *   SWAPPED -> LOADING    fault_swap_in()          memory.c
- *   LOADING -> RESIDENT   fault_swap_in()          memory.c
+ *   NONE -> RESIDENT      fault_in(), zero-filled (through LOADING)  memory.c
+ *   SWAPPED -> LOADING    fault_in()               memory.c
+ *   LOADING -> RESIDENT   fault_in()               memory.c
  *   RESIDENT -> EVICTING  isolate_batch()          vmscan.c
  *   EVICTING -> RESIDENT  fault_wp() (a write)     memory.c, or
  *                         putback (no room), moved_abort() (a fault
@@ -35,7 +35,8 @@
  *   EVICTING -> SWAPPED   victim_swapped() (moved out whole) vmscan.c
  *   EVICTING -> ZAPPING   zap_victims()            vmscan.c
  *   ZAPPING -> SWAPPED    victim_swapped()         vmscan.c
- *   any settled -> NONE   region_unmap(), region_discard()   mmap.c
+ *   any settled -> NONE   region_drop_range() (munmap, MADV_DONTNEED,
+ *                         fork advice)             region.c
  *
  * EVICTING and LOADING are "in flight": their owner works on them without
  * the op_lock (I/O), and structural changes wait for them to settle.  So
