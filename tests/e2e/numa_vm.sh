@@ -1,6 +1,6 @@
 #!/bin/sh
 # Description: the NUMA test machine, reduced (tests/numa-vm/run --quick, about 5 minutes): qemu (software emulation) with two CPU nodes, a memory-only node and a virtio disk on each CPU node; device choice by the memory's or the CPU's node, uswap on the raw disks, and demotion to the memory-only node with promotion back (tests/numa-vm/README.md).  Needs root to install qemu and fetch Debian's kernel; skips without root or without network.  USWAP_SKIP_NUMA_VM=1 skips it.
-# Weight: 70
+# Weight: 110
 # Timeout: 1200
 B=${USWAP_BUILD:-$(dirname "$0")/../../build}
 case $B in /*) ;; *) B=$(pwd)/$B;; esac

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Weight: 60
+# Weight: 75
 # Timeout: 900
 # The kernel writes into managed memory under heavy reclaim, and every byte
 # it wrote is read back (tests/e2e/pinned.c), under `uswap run --max 16M`:

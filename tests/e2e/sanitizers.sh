@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Weight: 70
+# Weight: 250
 # The stress and remap tests built with AddressSanitizer+UBSan and with
 # ThreadSanitizer (build/asan, build/tsan), with and without the compressed
 # pool, the slot allocator's threads, the page I/O and the pool's writeback
