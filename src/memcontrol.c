@@ -73,7 +73,8 @@
 
 #define MEMCG_SHARE_WAIT_US	200000u		/* starved: every member reclaims */
 #define MEMCG_SHARE_OFF_US	1000000u	/* ... for this long */
-#define MEMCG_WAIT_MAX_US	2000000u	/* a fault waits at max at most */
+#define MEMCG_WAIT_MAX_US	2000000u	/* a fault waits at max at most, */
+#define MEMCG_WAIT_HARD_US	8000000u	/* ... or this, whatever room is made */
 
 /*
  * When pid started (field 22 of /proc/PID/stat, in clock ticks), or 0.
@@ -453,7 +454,9 @@ static uint64_t starved_for(struct memcg *mc, uint64_t now)
  * Charge nr pages for a folio about to be installed.  Waits while the
  * charge would pass max (the reclaimers are kicked), unless the budget is
  * stuck, the runtime is stopping, or the fault has waited
- * MEMCG_WAIT_MAX_US with the tree starved for half of it.  Must be called
+ * MEMCG_WAIT_MAX_US with the tree starved for half of it, or
+ * MEMCG_WAIT_HARD_US in all (room made in crumbs, each taken by other
+ * faults first, resets the starved clock without ever admitting it).  Must be called
  * with no lock held, by a fault thread.  Returns the microseconds spent
  * waiting.
  */
@@ -479,8 +482,9 @@ uint64_t memcg_charge(struct uswap_runtime *rt, unsigned nr)
 			break;
 		now = prim_now_us();
 		stuck = atomic_load(&mc->stuck) || rt->stopping;
-		starved = now - t0 >= MEMCG_WAIT_MAX_US &&
-			  starved_for(mc, now) >= MEMCG_WAIT_MAX_US / 2;
+		starved = (now - t0 >= MEMCG_WAIT_MAX_US &&
+			   starved_for(mc, now) >= MEMCG_WAIT_MAX_US / 2) ||
+			  now - t0 >= MEMCG_WAIT_HARD_US;
 		if (stuck || starved) {
 			try_charge(rt, nr, true);
 			if (stuck)
