@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * tiering - demotion and promotion on a real NUMA machine (the guest of
- * tests/numa-vm, issue #7).  Run under `numactl --membind=0
+ * tests/numa-vm).  Run under `numactl --membind=0
  * --cpunodebind=0`, through the library API, so that it can read the
  * counters and ask the kernel where each page is (move_pages, a query).
  *
