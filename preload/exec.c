@@ -538,77 +538,70 @@ static void collect_args(char **argv, unsigned n, const char *arg0,
 	argv[n] = NULL;
 }
 
-EXPORT int execl(const char *path, const char *arg0, ...)
+/*
+ * The list forms: argv gathered from the arguments after arg0 (and, with
+ * with_env, the environment after the NULL), then execve or, with search,
+ * execvpe, the interposed ones above.
+ */
+static int exec_list(const char *path, const char *arg0, va_list *ap,
+		     bool with_env, bool search)
 {
-	va_list ap, cp;
+	char *const *envp = environ;
+	va_list cp;
 	unsigned n;
 
-	va_start(ap, arg0);
-	va_copy(cp, ap);
+	va_copy(cp, *ap);
 	n = count_args(arg0, &cp);
 	va_end(cp);
 	if (n == MAX_ARGS) {
-		va_end(ap);
 		errno = E2BIG;
 		return -1;
 	}
 	{
 		char *argv[n + 1];
 
-		collect_args(argv, n, arg0, &ap);
-		va_end(ap);
-		return execve(path, argv, environ);
+		collect_args(argv, n, arg0, ap);
+		if (with_env) {
+			if (n)
+				(void)va_arg(*ap, char *);	/* the NULL */
+			envp = va_arg(*ap, char *const *);
+		}
+		return search ? execvpe(path, argv, envp) :
+				execve(path, argv, envp);
 	}
+}
+
+EXPORT int execl(const char *path, const char *arg0, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, arg0);
+	ret = exec_list(path, arg0, &ap, false, false);
+	va_end(ap);
+	return ret;
 }
 
 EXPORT int execle(const char *path, const char *arg0, ...)
 {
-	va_list ap, cp;
-	char *const *envp;
-	unsigned n;
+	va_list ap;
+	int ret;
 
 	va_start(ap, arg0);
-	va_copy(cp, ap);
-	n = count_args(arg0, &cp);
-	va_end(cp);
-	if (n == MAX_ARGS) {
-		va_end(ap);
-		errno = E2BIG;
-		return -1;
-	}
-	{
-		char *argv[n + 1];
-
-		collect_args(argv, n, arg0, &ap);
-		if (n)
-			(void)va_arg(ap, char *);	/* the NULL */
-		envp = va_arg(ap, char *const *);
-		va_end(ap);
-		return execve(path, argv, envp);
-	}
+	ret = exec_list(path, arg0, &ap, true, false);
+	va_end(ap);
+	return ret;
 }
 
 EXPORT int execlp(const char *file, const char *arg0, ...)
 {
-	va_list ap, cp;
-	unsigned n;
+	va_list ap;
+	int ret;
 
 	va_start(ap, arg0);
-	va_copy(cp, ap);
-	n = count_args(arg0, &cp);
-	va_end(cp);
-	if (n == MAX_ARGS) {
-		va_end(ap);
-		errno = E2BIG;
-		return -1;
-	}
-	{
-		char *argv[n + 1];
-
-		collect_args(argv, n, arg0, &ap);
-		va_end(ap);
-		return execvpe(file, argv, environ);
-	}
+	ret = exec_list(file, arg0, &ap, false, true);
+	va_end(ap);
+	return ret;
 }
 
 EXPORT int posix_spawn(pid_t *pid, const char *path,
