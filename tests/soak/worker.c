@@ -46,8 +46,26 @@
  *   registered as an io_uring fixed buffer (the pages are pinned while
  *   the kernel writes them).
  *
- * Every page of the window is checked after each of them.  Not with
- * --lost.
+ * Every page of the window is checked after each of them.
+ *
+ * Fork advice and hints: now and then the main thread
+ *
+ *   advises a window (now and then a whole area) MADV_WIPEONFORK or
+ *   MADV_DONTFORK, lets reclaim evict it (MADV_PAGEOUT hurries it, or a
+ *   read brings it back in), and forks: the child (and its grandchild)
+ *   must read zeros in a wiped window and then its own writes there, or
+ *   have no mapping in a window not forked (each page reads EIO through
+ *   /proc/self/mem, or belongs to a mapping the child made since and
+ *   does not hold the parent's page); a quarter of the time the advice
+ *   is undone (MADV_KEEPONFORK, MADV_DOFORK) before the fork, and the
+ *   child must read the data.  The parent keeps its data and undoes the
+ *   advice after the fork.  A window smaller than its area splits the
+ *   area's region for good, and an mremap of that area is then refused
+ *   (EINVAL, as docs/uswap.1 says), and only then;
+ *   advises a run MADV_COLD or MADV_PAGEOUT, with the threads kept off it
+ *   (then checked) or going on there.
+ *
+ * None of these with --lost.
  *
  * --api: the whole tree on the library's API instead of the preload
  * library (the process starts again without LD_PRELOAD): the main process
@@ -127,6 +145,7 @@ struct area {
 	size_t len;		/* bytes mapped now */
 	uint64_t cap;		/* pages of the index space it owns */
 	uint64_t first;		/* index of its first page */
+	bool split;		/* fork advice split its region: no mremap */
 };
 
 struct thread {
@@ -166,11 +185,27 @@ static _Atomic uint64_t excl_start, excl_len;	/* the main thread's window */
 static struct child children[MAX_CHILDREN];
 static unsigned nr_children;
 
+/*
+ * Fork advice in force at a fork: the main thread's window, advised
+ * MADV_WIPEONFORK or MADV_DONTFORK (advice 0: none, or undone before the
+ * fork).  A child keeps its parent's advice and passes it on: the window
+ * is zeros again in each child and grandchild (wiped), or no mapping of
+ * the area in any of them (the hole: pages page_addr() does not give).
+ */
+static struct {
+	uint64_t g0, n;
+	int advice;
+} fork_advice;
+static uint64_t hole_start, hole_len;
+
 static struct {
 	_Atomic uint64_t verified_bytes, written_pages, discarded_pages;
 	_Atomic uint64_t syscall_ops, lost_folios, lost_again, sigbus_checked;
 	unsigned fd_leaks, forks, execs, apis, mremaps, dontneeds, full_checks;
 	unsigned protects, locks, locks_refused, pinned_reads;
+	unsigned wipeonforks, dontforks, fork_advice_undone, cold_hints;
+	unsigned mremaps_refused;
+	uint64_t wiped_pages, hole_pages;	/* a fork child's, as inherited */
 } st;
 
 /* --- helpers --- */
@@ -220,8 +255,11 @@ static struct area *area_of(uint64_t g, uint64_t *off)
 static char *page_addr(uint64_t g)
 {
 	uint64_t off;
-	struct area *a = area_of(g, &off);
+	struct area *a;
 
+	if (g - hole_start < hole_len)
+		return NULL;	/* a fork child's hole: not mapped */
+	a = area_of(g, &off);
 	return a ? a->base + off * T_PAGE : NULL;
 }
 
@@ -679,34 +717,60 @@ static void *map_area(size_t len)
 	return p;
 }
 
+static void unmap_range(char *p, size_t len)
+{
+	int err;
+
+	if (!len)
+		return;
+	err = api_rt ? uswap_munmap(api_rt, p, len) : munmap(p, len);
+	if (err)
+		t_fail("munmap(%p, %zu): %s", (void *)p, len, strerror(errno));
+}
+
+/*
+ * A fork child's hole (MADV_DONTFORK) is left alone: what is mapped there
+ * now is the child's own (uswap's tables, thread stacks), not the area.
+ */
 static void unmap_area(struct area *a)
 {
-	int err = api_rt ? uswap_munmap(api_rt, a->base, a->len) :
-			   munmap(a->base, a->len);
+	uint64_t pages = a->len / T_PAGE, hs, he;
 
-	if (err)
-		t_fail("munmap: %s", strerror(api_rt ? -err : errno));
+	if (hole_len && hole_start >= a->first &&
+	    hole_start < a->first + pages) {
+		hs = hole_start - a->first;
+		he = hs + hole_len;
+		unmap_range(a->base, hs * T_PAGE);
+		unmap_range(a->base + he * T_PAGE, (pages - he) * T_PAGE);
+	} else {
+		unmap_range(a->base, a->len);
+	}
 	a->len = 0;
+}
+
+/* madvise of managed memory: 0 or -errno. */
+static int advise(void *p, size_t len, int advice)
+{
+	int err = api_rt ? uswap_madvise(api_rt, p, len, advice) :
+			   madvise(p, len, advice);
+
+	return err ? -errno : 0;
 }
 
 static void discard(char *p, size_t len)
 {
-	int err = api_rt ? uswap_madvise(api_rt, p, len, MADV_DONTNEED) :
-			   madvise(p, len, MADV_DONTNEED);
+	int err = advise(p, len, MADV_DONTNEED);
 
 	if (err)
-		t_fail("madvise(DONTNEED): %s", strerror(api_rt ? -err : errno));
+		t_fail("madvise(DONTNEED): %s", strerror(-err));
 }
 
+/* mremap: the new address, or MAP_FAILED with errno set. */
 static void *remap(void *old, size_t old_len, size_t new_len)
 {
-	void *p = api_rt ? uswap_mremap(api_rt, old, old_len, new_len,
-					MREMAP_MAYMOVE, NULL) :
-			   mremap(old, old_len, new_len, MREMAP_MAYMOVE);
-
-	if (p == MAP_FAILED)
-		t_fail("mremap(%zu -> %zu): %s", old_len, new_len, strerror(errno));
-	return p;
+	return api_rt ? uswap_mremap(api_rt, old, old_len, new_len,
+				     MREMAP_MAYMOVE, NULL) :
+			mremap(old, old_len, new_len, MREMAP_MAYMOVE);
 }
 
 /* Split --size into areas of random sizes, each with room to grow. */
@@ -940,7 +1004,7 @@ static void __attribute__((format(printf, 1, 2))) event(const char *fmt, ...)
 
 static void report(const char *result)
 {
-	printf("soak-worker: role=%s%s pid=%d seed=%llu areas=%u threads=%u pages=%llu verified_bytes=%llu written_pages=%llu discarded_pages=%llu syscall_ops=%llu forks=%u execs=%u apis=%u mremaps=%u dontneeds=%u full_checks=%u protects=%u locks=%u locks_refused=%u pinned_reads=%u lost_folios=%llu lost_again=%llu sigbus_checked=%llu fd_leaks=%u result=%s\n",
+	printf("soak-worker: role=%s%s pid=%d seed=%llu areas=%u threads=%u pages=%llu verified_bytes=%llu written_pages=%llu discarded_pages=%llu syscall_ops=%llu forks=%u execs=%u apis=%u mremaps=%u mremaps_refused=%u dontneeds=%u full_checks=%u protects=%u locks=%u locks_refused=%u pinned_reads=%u wipeonforks=%u dontforks=%u fork_advice_undone=%u cold_hints=%u wiped_pages=%llu hole_pages=%llu lost_folios=%llu lost_again=%llu sigbus_checked=%llu fd_leaks=%u result=%s\n",
 	       cfg.role, cfg.api ? " api" : "", (int)getpid(),
 	       (unsigned long long)cfg.seed, nr_areas,
 	       cfg.threads, (unsigned long long)npages,
@@ -948,8 +1012,11 @@ static void report(const char *result)
 	       (unsigned long long)st.written_pages,
 	       (unsigned long long)st.discarded_pages,
 	       (unsigned long long)st.syscall_ops, st.forks, st.execs, st.apis,
-	       st.mremaps, st.dontneeds, st.full_checks, st.protects, st.locks,
-	       st.locks_refused, st.pinned_reads,
+	       st.mremaps, st.mremaps_refused, st.dontneeds, st.full_checks,
+	       st.protects, st.locks, st.locks_refused, st.pinned_reads,
+	       st.wipeonforks, st.dontforks, st.fork_advice_undone,
+	       st.cold_hints, (unsigned long long)st.wiped_pages,
+	       (unsigned long long)st.hole_pages,
 	       (unsigned long long)st.lost_folios,
 	       (unsigned long long)st.lost_again,
 	       (unsigned long long)st.sigbus_checked, st.fd_leaks, result);
@@ -1018,6 +1085,83 @@ static void reset_stats(void)
 }
 
 /*
+ * A fork child has no mapping where its parent said MADV_DONTFORK: each
+ * page of the hole reads EIO through /proc/self/mem.  The child's own
+ * mappings made since the fork (uswap's tables and thread stacks, made
+ * by its fork handlers before this runs) may take that free address
+ * space: such a page may read, but never as the parent's page there.
+ */
+static void hole_check(void)
+{
+	char buf[T_PAGE], expect[T_PAGE];
+	uint64_t k, off, reused = 0;
+	struct area *a;
+	int fd;
+
+	fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		t_fail("open /proc/self/mem: %s", strerror(errno));
+	for (k = 0; k < hole_len; k++) {
+		uint64_t g = hole_start + k;
+		uint32_t v = *ver_at(g);
+		uintptr_t addr;
+		ssize_t r;
+
+		a = area_of(g, &off);
+		addr = (uintptr_t)(a->base + off * T_PAGE);
+		r = pread(fd, buf, T_PAGE, (off_t)addr);
+		st.hole_pages++;
+		if (r < 0 && errno == EIO)
+			continue;	/* no mapping: as it should be */
+		if (r != (ssize_t)T_PAGE)
+			t_fail("reading %p through /proc/self/mem: %s",
+			       (void *)addr, r < 0 ? strerror(errno) : "short");
+		reused++;
+		if (!v)
+			continue;
+		fill(expect, g, v);
+		if (memcmp(expect, zero_page, T_PAGE) && !memcmp(buf, expect, T_PAGE))
+			t_fail("fork child (role %s, pid %d): page %llu at %p, advised MADV_DONTFORK in its parent, is mapped in the child and holds the parent's version %u",
+			       cfg.role, (int)getpid(), (unsigned long long)g,
+			       (void *)addr, v);
+	}
+	close(fd);
+	event("MADV_DONTFORK hole, pages %llu..%llu: not mapped (%llu of them mapped by the child since)",
+	      (unsigned long long)hole_start,
+	      (unsigned long long)(hole_start + hole_len),
+	      (unsigned long long)reused);
+}
+
+/*
+ * What a fork child (or grandchild) inherits of its parent's fork
+ * advice: a wiped window reads zeros, and then holds what the child
+ * writes there; a window not forked is a hole.
+ */
+static void fork_advice_inherit(unsigned nr)
+{
+	uint64_t g0 = fork_advice.g0, n = fork_advice.n, k;
+
+	/* The parent's window: the child's threads may use it. */
+	atomic_store(&excl_len, 0);
+	if (fork_advice.advice == MADV_DONTFORK) {
+		hole_start = g0;
+		hole_len = n;
+		hole_check();
+	} else if (fork_advice.advice == MADV_WIPEONFORK) {
+		for (k = 0; k < n; k++)
+			*ver_at(g0 + k) = 0;
+		st.wiped_pages += n;
+		for (k = 0; k < n; k++)
+			visit(g0 + k, 0, "fork child, a window wiped at the fork (MADV_WIPEONFORK)");
+		for (k = 0; k < n; k += 2)
+			visit(g0 + k, (next_version(g0 + k) + nr) | CHILD_BIT,
+			      "fork child's own write in a wiped window");
+		for (k = 0; k < n; k++)
+			visit(g0 + k, 0, "fork child, its own writes in a wiped window");
+	}
+}
+
+/*
  * A fork child (threads stopped at the fork): check what it inherited,
  * rewrite some of it with versions of its own, run threads of its own,
  * maybe fork a grandchild, check again.  Exits.
@@ -1037,6 +1181,7 @@ again:
 	cfg.depth++;
 	nr_children = 0;
 	reset_stats();
+	fork_advice_inherit(nr);
 	check_all("fork child, what it inherited");
 	for (g = 0; g < npages; g++)
 		if (page_addr(g) && t_rand(&rng) % 8 == 0)
@@ -1193,11 +1338,17 @@ static void do_dontneed(uint64_t *rng)
 	st.dontneeds++;
 }
 
-/* Threads paused: move an area and change its size (mremap). */
+/*
+ * Threads paused: move an area and change its size (mremap).  An area
+ * that fork advice split is several regions of uswap's for good, and one
+ * mremap of several is refused with EINVAL (docs/uswap.1, NOTES, "Memory
+ * advice"): expected there, and nothing may have changed.
+ */
 static void do_mremap(uint64_t *rng)
 {
 	struct area *a = &areas[t_rand(rng) % nr_areas];
 	uint64_t old_pages = a->len / T_PAGE, pages, k;
+	void *p;
 
 	pages = a->cap / 2 + t_rand(rng) % (a->cap / 2 + 1);
 	if (pages < 256)
@@ -1205,7 +1356,17 @@ static void do_mremap(uint64_t *rng)
 	event("mremap area %ld from %p, %llu pages, to %llu pages",
 	      (long)(a - areas), (void *)a->base, (unsigned long long)old_pages,
 	      (unsigned long long)pages);
-	a->base = remap(a->base, a->len, pages * T_PAGE);
+	p = remap(a->base, a->len, pages * T_PAGE);
+	if (p == MAP_FAILED && errno == EINVAL && a->split) {
+		event("mremap area %ld refused (EINVAL): fork advice split it",
+		      (long)(a - areas));
+		st.mremaps_refused++;
+		return;
+	}
+	if (p == MAP_FAILED)
+		t_fail("mremap(%zu -> %llu): %s", a->len,
+		       (unsigned long long)(pages * T_PAGE), strerror(errno));
+	a->base = p;
 	a->len = pages * T_PAGE;
 	for (k = pages; k < old_pages; k++)
 		*ver_at(a->first + k) = 0;	/* cut off: zeros if it grows back */
@@ -1219,6 +1380,15 @@ static void do_mremap(uint64_t *rng)
  * thread (the threads keep off it from now on).  Returns its first page
  * and count in *g0, *n.
  */
+/* Pages [g0, g0 + n) are the main thread's from now on. */
+static void window_set(uint64_t g0, uint64_t n)
+{
+	pthread_rwlock_wrlock(&pause_lock);	/* no thread is mid-op */
+	atomic_store(&excl_start, g0);
+	atomic_store(&excl_len, n);
+	pthread_rwlock_unlock(&pause_lock);
+}
+
 static void window_take(uint64_t *rng, uint64_t max_pages, uint64_t *g0,
 			uint64_t *n)
 {
@@ -1227,10 +1397,7 @@ static void window_take(uint64_t *rng, uint64_t max_pages, uint64_t *g0,
 
 	*n = 1 + t_rand(rng) % (max_pages < pages ? max_pages : pages);
 	*g0 = a->first + t_rand(rng) % (pages - *n + 1);
-	pthread_rwlock_wrlock(&pause_lock);	/* no thread is mid-op */
-	atomic_store(&excl_start, *g0);
-	atomic_store(&excl_len, *n);
-	pthread_rwlock_unlock(&pause_lock);
+	window_set(*g0, *n);
 }
 
 static void window_give_back(void)
@@ -1431,11 +1598,136 @@ static void do_pinned(uint64_t *rng)
 	st.pinned_reads++;
 }
 
+/*
+ * Fork advice on the window, reclaim free to evict it meanwhile (and
+ * MADV_PAGEOUT now and then hurrying it, or a read bringing it back in
+ * just before), then a fork: the child
+ * (fork_child, fork_advice_inherit) must read zeros there
+ * (MADV_WIPEONFORK) or have no mapping there (MADV_DONTFORK).  A quarter
+ * of the time the advice is undone before the fork (MADV_KEEPONFORK,
+ * MADV_DOFORK) and the child must read the data.  The parent keeps its
+ * data either way, and undoes the advice after.  A window smaller than
+ * its area splits the area's region for good (area->split).
+ */
+static void do_fork_advice(uint64_t *rng, bool wipe)
+{
+	int advice = wipe ? MADV_WIPEONFORK : MADV_DONTFORK;
+	int undo = wipe ? MADV_KEEPONFORK : MADV_DOFORK;
+	const char *name = wipe ? "MADV_WIPEONFORK" : "MADV_DONTFORK";
+	const char *undo_name = wipe ? "MADV_KEEPONFORK" : "MADV_DOFORK";
+	bool undo_first = t_rand(rng) % 4 == 0, pageout = t_rand(rng) & 1;
+	bool read_in = t_rand(rng) % 3 == 0;
+	uint64_t g0, n, off, k, out;
+	struct area *a;
+	size_t len;
+	char *p;
+	int err;
+
+	if (nr_children >= MAX_CHILDREN)
+		return;
+	if (t_rand(rng) % 8 == 0) {
+		a = &areas[t_rand(rng) % nr_areas];
+		g0 = a->first;
+		n = a->len / T_PAGE;
+		window_set(g0, n);
+	} else {
+		window_take(rng, 2048, &g0, &n);
+		a = area_of(g0, &off);
+	}
+	p = page_addr(g0);
+	len = n * T_PAGE;
+	if (len < a->len)
+		a->split = true;
+	event("%s pages %llu..%llu (area %ld, %llu of its %llu pages)%s%s%s",
+	      name, (unsigned long long)g0, (unsigned long long)(g0 + n),
+	      (long)(a - areas), (unsigned long long)n,
+	      (unsigned long long)(a->len / T_PAGE),
+	      pageout ? ", MADV_PAGEOUT" : "",
+	      read_in ? ", read in" : "",
+	      undo_first ? ", undone before the fork" : "");
+	err = advise(p, len, advice);
+	if (err)
+		t_fail("madvise(%s) of %p, %zu bytes: %s", name, (void *)p, len,
+		       strerror(-err));
+	if (pageout && (err = advise(p, len, MADV_PAGEOUT)))
+		t_fail("madvise(MADV_PAGEOUT) of %p, %zu bytes: %s", (void *)p,
+		       len, strerror(-err));
+	sleep_ms(50 + (unsigned)(t_rand(rng) % 450));	/* reclaim may evict it */
+	if (read_in)	/* mostly resident at the fork, then */
+		window_check(g0, n, "advised, before a fork");
+	if (undo_first) {
+		err = advise(p, len, undo);
+		if (err)
+			t_fail("madvise(%s) of %p, %zu bytes: %s", undo_name,
+			       (void *)p, len, strerror(-err));
+		st.fork_advice_undone++;
+	}
+	out = not_present(p, n);
+	fork_advice.g0 = g0;
+	fork_advice.n = n;
+	fork_advice.advice = undo_first ? 0 : advice;
+	event("fork with %s on pages %llu..%llu, %llu of them swapped out",
+	      undo_first ? "no advice" : name, (unsigned long long)g0,
+	      (unsigned long long)(g0 + n), (unsigned long long)out);
+	do_fork(rng);
+	memset(&fork_advice, 0, sizeof(fork_advice));
+	window_check(g0, n, wipe ? "the parent's window, MADV_WIPEONFORK at a fork" :
+		     "the parent's window, MADV_DONTFORK at a fork");
+	if (!undo_first && (err = advise(p, len, undo)))
+		t_fail("madvise(%s) of %p, %zu bytes: %s", undo_name, (void *)p,
+		       len, strerror(-err));
+	for (k = 0; k < n; k += 3)
+		visit(g0 + k, next_version(g0 + k), "written after fork advice");
+	window_give_back();
+	if (wipe)
+		st.wipeonforks++;
+	else
+		st.dontforks++;
+}
+
+/*
+ * MADV_COLD or MADV_PAGEOUT on a run of an area: hints, after which only
+ * the data must be the same.  Half the time the threads keep off the run
+ * and it is checked after a while (reclaim free to evict it meanwhile);
+ * else the threads go on using it, their writes racing the
+ * write-protection MADV_PAGEOUT arms, and they check it.
+ */
+static void do_cold(uint64_t *rng)
+{
+	bool pageout = t_rand(rng) & 1, own = t_rand(rng) & 1;
+	const char *name = pageout ? "MADV_PAGEOUT" : "MADV_COLD";
+	struct area *a = &areas[t_rand(rng) % nr_areas];
+	uint64_t pages = a->len / T_PAGE, g0, n;
+	int err;
+
+	if (own) {
+		window_take(rng, 2048, &g0, &n);
+	} else {
+		n = 1 + t_rand(rng) % pages;
+		g0 = a->first + t_rand(rng) % (pages - n + 1);
+	}
+	event("%s pages %llu..%llu%s", name, (unsigned long long)g0,
+	      (unsigned long long)(g0 + n), own ? "" : " (the threads go on there)");
+	err = advise(page_addr(g0), n * T_PAGE, pageout ? MADV_PAGEOUT : MADV_COLD);
+	if (err)
+		t_fail("madvise(%s) of %p, %llu bytes: %s", name,
+		       (void *)page_addr(g0), (unsigned long long)(n * T_PAGE),
+		       strerror(-err));
+	if (own) {
+		sleep_ms(50 + (unsigned)(t_rand(rng) % 350));
+		window_check(g0, n, pageout ? "after MADV_PAGEOUT" : "after MADV_COLD");
+		window_give_back();
+	}
+	st.cold_hints++;
+}
+
 /* The main thread's part of the random phase: events until the deadline. */
 static void main_loop(uint64_t *rng)
 {
 	double end = now() + cfg.seconds, next_fork, next_exec, next_api;
 	unsigned forks = 0, execs = 0, apis = 0;
+	/* The advice events' own draws: rng's stay those of before them. */
+	uint64_t adv_rng = mix(cfg.seed ^ 0x616476696365ull);
 
 	next_fork = now() + cfg.seconds * 0.6 * (double)(t_rand(rng) % 100) / 100 / (cfg.forks + 1);
 	next_exec = now() + cfg.seconds * 0.6 * (double)(t_rand(rng) % 100) / 100 / (cfg.execs + 1);
@@ -1489,6 +1781,12 @@ static void main_loop(uint64_t *rng)
 			do_lock(rng);
 		} else if (e >= 65 && e < 71 && !cfg.lost) {
 			do_pinned(rng);
+		} else if (e >= 71 && e < 75 && !cfg.lost) {
+			do_fork_advice(&adv_rng, true);
+		} else if (e >= 75 && e < 79 && !cfg.lost) {
+			do_fork_advice(&adv_rng, false);
+		} else if (e >= 79 && e < 85 && !cfg.lost) {
+			do_cold(&adv_rng);
 		}
 	}
 }
