@@ -15,6 +15,10 @@
  * that takes one translates the number uswap holds into the one the
  * calling thread's table has (fd_use), and closes through prim_fd_close.
  *
+ * scripts/lint (its syscalls check) finds a call of these outside this
+ * file; the few files that must call the kernel themselves say why on a
+ * "raw:" line (fdtable.c, the descriptor layer; crash.c, a crash report).
+ *
  * It is also where tests inject faults (USWAP_INJECT, at the end of this
  * file): a failing device, a full disk, an mmap that finds no memory, an
  * address space that changes under a userfaultfd ioctl, a compressor that
