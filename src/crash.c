@@ -16,6 +16,9 @@
  * Everything here may run in a signal handler: the line is built on the
  * stack and written with one write(2), /proc/self/maps is read with
  * open/read into a buffer on the stack.
+ *
+ * raw: system calls straight to the C library, not through prim.c, whose
+ * descriptor layer (fdtable.c) may be where the thread crashed.
  */
 #include <fcntl.h>
 #include <signal.h>

@@ -64,7 +64,6 @@
 #include <sodium.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "crypt.h"
@@ -92,17 +91,19 @@ static _Atomic unsigned nr_devs;
 static bool logged_lock, logged_registry;
 
 /*
- * mlock as a raw system call: sanitizers replace the libc symbol with one
- * that does nothing (sodium_mlock would go through it), and the lock is
- * the point.
+ * mlock as a raw system call (prim_mlock2): sanitizers replace the libc
+ * symbol with one that does nothing (sodium_mlock would go through it),
+ * and the lock is the point.
  */
 static void key_lock(struct crypt_key *key)
 {
-	key->locked = syscall(SYS_mlock, key, PAGE_SIZE) == 0;
+	int err = prim_mlock2(key, PAGE_SIZE, 0);
+
+	key->locked = !err;
 	if (!key->locked)
 		uswap_log_once(&logged_lock, "encryption key: mlock failed (%s): "
 			       "it is not kept out of the kernel's swap (raise "
-			       "RLIMIT_MEMLOCK, ulimit -l)", strerror(errno));
+			       "RLIMIT_MEMLOCK, ulimit -l)", strerror(-err));
 }
 
 /* Child after fork: locks are not inherited; the key is. */

@@ -52,7 +52,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -299,8 +298,7 @@ void tiering_destroy(struct uswap_runtime *rt)
 static long move_pages_to(unsigned n, void **pages, const int *nodes,
 			  int *status)
 {
-	return syscall(SYS_move_pages, 0, (unsigned long)n, pages, nodes,
-		       status, MPOL_MF_MOVE_FLAG);
+	return prim_move_pages_to(n, pages, nodes, status, MPOL_MF_MOVE_FLAG);
 }
 
 /*
@@ -372,7 +370,7 @@ void demote_folios(struct uswap_runtime *rt, struct demote_folio *df,
 	ret = move_pages_to(m, tg->pages, tg->nodes, tg->status);
 	if (ret < 0)
 		uswap_log_once(&tg->logged_move, "demotion: move_pages failed (%s): folios go to swap instead (counted as pgdemote_fail)",
-			       strerror(errno));
+			       strerror((int)-ret));
 	for (k = 0, m = 0; k < n; k++) {
 		bool all = true;
 
@@ -541,7 +539,7 @@ static void promote_move(struct uswap_runtime *rt, struct region *r,
 	ret = m ? move_pages_to(m, tg->pages, tg->nodes, tg->status) : 0;
 	if (ret < 0)
 		uswap_log_once(&tg->logged_promote, "promotion: move_pages failed (%s): demoted folios stay where they are",
-			       strerror(errno));
+			       strerror((int)-ret));
 	pthread_mutex_lock(&r->lru_lock);
 	for (k = 0; k < np; k++) {
 		struct folio *f = &r->folios[tg->folio[k]];

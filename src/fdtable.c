@@ -57,6 +57,9 @@
  * program) serialises installs, releases, moves, a thread taking its own
  * table, and fork (atfork).  Lookups read the entries without it: an
  * entry is published by its state (release) after its fields.
+ *
+ * raw: the system calls here are made directly, on the numbers this file
+ * manages: prim.c's wrappers translate numbers through it (fd_use).
  */
 #include <errno.h>
 #include <fcntl.h>

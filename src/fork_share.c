@@ -51,8 +51,9 @@ void fork_share_open(struct uswap_runtime *rt)
 {
 	if (rt->pagemap_fd >= 0)
 		prim_fd_close(rt->pagemap_fd);
-	rt->pagemap_fd = fd_install(open("/proc/self/pagemap",
-					 O_RDONLY | O_CLOEXEC), FD_PAGEMAP);
+	rt->pagemap_fd = fd_install(prim_open("/proc/self/pagemap",
+					      O_RDONLY | O_CLOEXEC, 0),
+				    FD_PAGEMAP);
 }
 
 void fork_share_close(struct uswap_runtime *rt)

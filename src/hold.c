@@ -45,7 +45,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,7 +52,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -292,7 +290,9 @@ EXPORT void uswap_runtime_unhold(struct uswap_runtime *rt)
 
 static bool pid_alive(int pid)
 {
-	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+	int err = pid > 0 ? prim_kill(pid, 0) : -ESRCH;
+
+	return !err || err == -EPERM;
 }
 
 /*
@@ -357,34 +357,37 @@ struct uswap_hold {
 /* A descriptor of pid's budget: its memfd, opened through /proc/PID/fd. */
 static int tree_fd_open(int pid)
 {
-	char path[64], link[128];
-	struct dirent *de;
-	int fd = -ESRCH;
-	DIR *d;
+	char path[64], link[128], buf[2048] __attribute__((aligned(8)));
+	int fd = -ESRCH, dir;
+	bool found = false;
+	ssize_t len, off;
 
 	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while ((de = readdir(d))) {
-		char fpath[64 + sizeof(de->d_name)];
-		ssize_t n;
+	dir = prim_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (dir < 0)
+		return dir == -ENOENT ? -ESRCH : dir;
+	while (!found && (len = prim_getdents(dir, buf, sizeof(buf))) > 0) {
+		for (off = 0; !found && off < len;) {
+			const struct dirent64 *de = (const void *)(buf + off);
+			char fpath[64 + sizeof(de->d_name)];
+			ssize_t n;
 
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		snprintf(fpath, sizeof(fpath), "%s/%s", path, de->d_name);
-		n = readlink(fpath, link, sizeof(link) - 1);
-		if (n <= 0)
-			continue;
-		link[n] = 0;
-		if (strncmp(link, "/memfd:uswap-tree-", 18))
-			continue;
-		fd = open(fpath, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			fd = -errno;
-		break;
+			off += de->d_reclen;
+			if (de->d_name[0] < '0' || de->d_name[0] > '9')
+				continue;
+			snprintf(fpath, sizeof(fpath), "%s/%s", path,
+				 de->d_name);
+			n = prim_readlink(fpath, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = 0;
+			if (strncmp(link, "/memfd:uswap-tree-", 18))
+				continue;
+			fd = prim_open(fpath, O_RDWR | O_CLOEXEC, 0);
+			found = true;
+		}
 	}
-	closedir(d);
+	prim_close(dir);
 	return fd;
 }
 
@@ -394,19 +397,20 @@ static int hold_map(int pid, struct uswap_hold *h)
 	struct stat st;
 	unsigned m;
 	void *p;
-	int fd = tree_fd_open(pid);
+	int err, fd = tree_fd_open(pid);
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(struct memcg)) {
-		close(fd);
+	if (prim_fstat(fd, &st) || (size_t)st.st_size < sizeof(struct memcg)) {
+		prim_close(fd);
 		return -ESRCH;
 	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		return -errno;
+	p = prim_mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		      MAP_SHARED, fd, 0);
+	err = p == MAP_FAILED ? -errno : 0;
+	prim_close(fd);
+	if (err)
+		return err;
 	h->mc = p;
 	h->len = (size_t)st.st_size;
 	h->pid = pid;
@@ -422,7 +426,7 @@ static int hold_map(int pid, struct uswap_hold *h)
 	return 0;
 
 err_unmap:
-	munmap(p, h->len);
+	prim_munmap(p, h->len);
 	return -ESRCH;
 }
 
@@ -435,16 +439,13 @@ static int hold_ask(struct uswap_hold *h, unsigned timeout_ms)
 
 	memcg_kick_reclaim(h->mc);
 	while ((done = atomic_load(&me->hold_done)) != seq) {
-		struct timespec ts = { 0, 200 * 1000000L };
-
 		if (!pid_alive(h->pid) || atomic_load(&me->pid) != h->pid)
 			return -ESRCH;
 		if (timeout_ms && prim_now_us() - t0 > timeout_ms * 1000ull)
 			return -ETIMEDOUT;
 		/* A reclaimer asleep between kicks: kick again now and then. */
 		memcg_kick_reclaim(h->mc);
-		syscall(SYS_futex, &me->hold_done, FUTEX_WAIT, done, &ts,
-			NULL, 0);
+		prim_futex_wait(&me->hold_done, done, 200);
 	}
 	return atomic_load(&me->hold_err);
 }
@@ -481,7 +482,7 @@ EXPORT int uswap_hold_pid(int pid, unsigned timeout_ms, struct uswap_hold **hp,
 	return 0;
 
 err_unmap:
-	munmap(h->mc, h->len);
+	prim_munmap(h->mc, h->len);
 err_free:
 	free(h);
 	return err;
@@ -497,6 +498,6 @@ EXPORT void uswap_hold_release(struct uswap_hold *h)
 	me = &h->mc->member[h->m];
 	if (atomic_compare_exchange_strong(&me->hold_holder, &holder, 0))
 		hold_ask(h, 5000);
-	munmap(h->mc, h->len);
+	prim_munmap(h->mc, h->len);
 	free(h);
 }

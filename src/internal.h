@@ -548,6 +548,39 @@ void prim_futex_wake_all(_Atomic uint32_t *word);
 ssize_t prim_pwritev(int fd, const struct iovec *iov, int n, off_t off);
 ssize_t prim_pread(int fd, void *buf, size_t len, off_t off);
 int prim_fallocate(int fd, int mode, off_t off, off_t len);
+/* Descriptors, installed (canonical numbers) or not: the call's result
+   or -errno.  prim_close is for those uswap did not install. */
+struct stat;
+struct pollfd;
+int prim_open(const char *path, int flags, mode_t mode);
+int prim_openat(int dirfd, const char *path, int flags, mode_t mode);
+int prim_close(int fd);
+ssize_t prim_read(int fd, void *buf, size_t len);
+ssize_t prim_read_all(int fd, void *buf, size_t len);	/* to len or EOF */
+ssize_t prim_write(int fd, const void *buf, size_t len);
+int prim_fstat(int fd, struct stat *st);
+int prim_ftruncate(int fd, off_t len);
+int prim_fcntl(int fd, int cmd, int arg);
+int prim_ioctl(int fd, unsigned long req, void *arg);
+int prim_pipe2(int fds[2], int flags);
+int prim_poll(struct pollfd *pfd, unsigned n, int timeout_ms);	/* uswap's threads */
+ssize_t prim_getdents(int fd, void *buf, size_t len);
+ssize_t prim_readlink(const char *path, char *buf, size_t len);
+/* A small regular file (/proc, /sys) into buf, NUL-terminated: its length. */
+ssize_t prim_read_file(const char *path, char *buf, size_t len);
+int prim_kill(pid_t pid, int sig);
+int prim_set_thread_name(const char *name);
+/* The program's mlock family and mprotect (pkey >= 0: pkey_mprotect). */
+int prim_mlock2(const void *addr, size_t len, unsigned flags);
+int prim_munlock(const void *addr, size_t len);
+int prim_mlockall(int flags);
+int prim_munlockall(void);
+int prim_mprotect(void *addr, size_t len, int prot, int pkey);
+/* 0 or -errno as the C library answers: 0, or -1 with errno set. */
+int prim_libc_result(int err);
+/* move_pages(2) moving: pages not moved, or -errno. */
+long prim_move_pages_to(unsigned n, void **pages, const int *nodes,
+			int *status, int flags);
 uint64_t prim_now_us(void);
 /*
  * Fault injection for tests (USWAP_INJECT; prim.c documents the syntax).

@@ -78,24 +78,16 @@
 
 /*
  * When pid started (field 22 of /proc/PID/stat, in clock ticks), or 0.
- * Raw reads: this runs in a fork handler too.
+ * Read without stdio (prim_read_file): this runs in a fork handler too.
  */
 static uint64_t start_time(int pid)
 {
 	char path[64], buf[1024], *p;
 	unsigned field;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (prim_read_file(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	p = strrchr(buf, ')');	/* the command name may hold anything */
 	for (field = 2; p && field < 22; field++)
 		p = strchr(p + 1, ' ');
@@ -115,13 +107,13 @@ static struct memcg *memcg_map(size_t len, char *name, size_t name_len,
 	fd = memfd_create(name, MFD_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	if (ftruncate(fd, (off_t)len) < 0) {
-		close(fd);
+	if (prim_ftruncate(fd, (off_t)len) < 0) {
+		prim_close(fd);
 		return NULL;
 	}
 	p = prim_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
-		close(fd);
+		prim_close(fd);
 		return NULL;
 	}
 	*fdp = fd_install(fd, FD_BUDGET);
@@ -216,8 +208,9 @@ static int memcg_join(struct uswap_runtime *rt, int fd)
 	unsigned m;
 	int err;
 
-	if (fstat(fd, &st) < 0)
-		return -errno;
+	err = prim_fstat(fd, &st);
+	if (err)
+		return err;
 	if ((size_t)st.st_size < sizeof(*mc))
 		return -EINVAL;
 	mc = prim_mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
@@ -242,7 +235,7 @@ static int memcg_join(struct uswap_runtime *rt, int fd)
 		rt->memcg = NULL;
 		return err;
 	}
-	rt->tree_fd = fd_install(fcntl(fd, F_DUPFD_CLOEXEC, 3), FD_BUDGET);
+	rt->tree_fd = fd_install(prim_fcntl(fd, F_DUPFD_CLOEXEC, 3), FD_BUDGET);
 	/* The one it joined by: it keeps its number, close-on-exec now. */
 	rt->tree_fd_exec = fd_install_in_place(fd, FD_BUDGET_EXEC);
 	return 0;
@@ -1023,21 +1016,37 @@ void memcg_fork_unlock(bool child)
  */
 static bool member_alive_locked(struct memcg *mc, unsigned m, int pid)
 {
-	char path[64], line[512];
+	size_t keep = strnlen(mc->name, sizeof(mc->name));
+	char path[64], buf[4096];
 	bool found = false;
-	FILE *f;
+	size_t have = 0;
+	ssize_t n;
+	int fd;
 
-	if (kill(pid, 0) < 0 && errno == ESRCH)
+	if (prim_kill(pid, 0) == -ESRCH)
 		return false;
 	if (start_time(pid) != atomic_load(&mc->member[m].start_time))
 		return false;
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return errno != ENOENT;	/* cannot tell: assume alive */
-	while (!found && fgets(line, sizeof(line), f))
-		found = strstr(line, mc->name) != NULL;
-	fclose(f);
+	fd = prim_open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fd != -ENOENT;	/* cannot tell: assume alive */
+	keep = keep ? keep - 1 : 0;	/* the start of a name a read cut */
+	while (!found) {
+		n = prim_read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n == -EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = 0;
+		found = strstr(buf, mc->name) != NULL;
+		if (have > keep) {
+			memmove(buf, buf + have - keep, keep);
+			have = keep;
+		}
+	}
+	prim_close(fd);
 	return found;
 }
 
@@ -1112,7 +1121,7 @@ static bool reap_claim(struct memcg *mc, unsigned m, unsigned st,
 	int r = atomic_load(&mc->member[m].reaper);
 	unsigned reaping = MEMBER_REAPING;
 
-	if (r && (kill(r, 0) == 0 || errno != ESRCH))
+	if (r && prim_kill(r, 0) != -ESRCH)
 		return false;		/* being reaped by a live process */
 	/*
 	 * REAPING with no reaper: the reaper has just finished (release

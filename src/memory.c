@@ -379,7 +379,7 @@ static void fault_lost(struct uswap_runtime *rt, struct region *r,
 		    USWAP_SWAP_IO_ERROR, 1);
 	if (!(rt->features & UFFD_FEATURE_POISON)) {
 		atomic_store(&f->flags, fl);
-		kill(getpid(), SIGBUS);
+		prim_kill(getpid(), SIGBUS);
 		return;
 	}
 	if (prim_uffd_poison(rt->uffd, addr, len)) {
@@ -831,7 +831,7 @@ static void stall(struct uswap_runtime *rt)
 	struct pollfd pfd = { .fd = rt->wake_pipe[0], .events = POLLIN };
 
 	while (!rt->stopping)
-		poll(&pfd, 1, -1);
+		prim_poll(&pfd, 1, -1);
 }
 
 /*
@@ -891,7 +891,7 @@ void *fault_thread_main(void *arg)
 		ssize_t k;
 
 		if (n == -EAGAIN || n == -EINTR) {
-			poll(pfd, 2, -1);
+			prim_poll(pfd, 2, -1);
 			continue;
 		}
 		if (n <= 0) {

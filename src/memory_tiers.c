@@ -289,10 +289,10 @@ static int tiers_read(const char *root, struct mem_topology *t, char *err,
 
 	if (!sysfs_mkpath(dir, "%s/devices/virtual/memory_tiering", root))
 		return -ENAMETOOLONG;
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = prim_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
-	while (!ret && (n = getdents64(fd, buf, sizeof(buf))) > 0) {
+	while (!ret && (n = prim_getdents(fd, buf, sizeof(buf))) > 0) {
 		for (off = 0; !ret && off < n;) {
 			const struct dirent64 *de = (const void *)(buf + off);
 
@@ -301,7 +301,7 @@ static int tiers_read(const char *root, struct mem_topology *t, char *err,
 			ret = tier_read(dir, de->d_name, t, err, errlen);
 		}
 	}
-	close(fd);
+	prim_close(fd);
 	return ret ? ret : tiers > 0;
 }
 

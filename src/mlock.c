@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -168,11 +167,10 @@ EXPORT int uswap_mlock2(struct uswap_runtime *rt, const void *addr, size_t len,
 	uintptr_t e = ((uintptr_t)addr + len + PAGE_SIZE - 1) & PAGE_MASK;
 	uint64_t added, total;
 	bool fresh;
-	long ret;
 	int err;
 
 	if (!rt || !len || e < s || !uswap_is_managed(rt, addr, len))
-		return syscall(SYS_mlock2, addr, len, flags) < 0 ? -1 : 0;
+		return prim_libc_result(prim_mlock2(addr, len, flags));
 	settle_range(rt, s, e);
 	lock_cost(rt, s, e, &added, &total, &fresh);
 	if (lock_too_large(rt, added, total)) {
@@ -190,12 +188,11 @@ EXPORT int uswap_mlock2(struct uswap_runtime *rt, const void *addr, size_t len,
 		return -1;
 	}
 	/* The kernel brings the range in now, through the fault threads. */
-	ret = syscall(SYS_mlock2, addr, len, flags);
-	if (ret < 0) {
-		err = errno;
+	err = prim_mlock2(addr, len, flags);
+	if (err) {
 		if (fresh)
 			unlock_range(rt, s, e);
-		errno = err;
+		errno = -err;
 		return -1;
 	}
 	return 0;
@@ -205,29 +202,25 @@ EXPORT int uswap_munlock(struct uswap_runtime *rt, const void *addr, size_t len)
 {
 	uintptr_t s = (uintptr_t)addr & PAGE_MASK;
 	uintptr_t e = ((uintptr_t)addr + len + PAGE_SIZE - 1) & PAGE_MASK;
-	long ret;
 	int err;
 
 	if (!rt || !len || e < s || !uswap_is_managed(rt, addr, len))
-		return syscall(SYS_munlock, addr, len) < 0 ? -1 : 0;
+		return prim_libc_result(prim_munlock(addr, len));
 	/* The kernel first: reclaim must not find the range locked there. */
-	ret = syscall(SYS_munlock, addr, len);
-	err = errno;
-	if (ret == 0)
+	err = prim_munlock(addr, len);
+	if (!err)
 		unlock_range(rt, s, e);
-	errno = err;
-	return ret < 0 ? -1 : 0;
+	return prim_libc_result(err);
 }
 
 EXPORT int uswap_mlockall(struct uswap_runtime *rt, int flags)
 {
 	bool fresh = true, current = flags & MCL_CURRENT;
 	uint64_t added, total;
-	long ret;
 	int err = 0;
 
 	if (!rt)
-		return syscall(SYS_mlockall, flags) < 0 ? -1 : 0;
+		return prim_libc_result(prim_mlockall(flags));
 	if (current) {
 		settle_range(rt, 0, UINTPTR_MAX);
 		lock_cost(rt, 0, UINTPTR_MAX, &added, &total, &fresh);
@@ -240,12 +233,12 @@ EXPORT int uswap_mlockall(struct uswap_runtime *rt, int flags)
 				   VMA_LOCK_ONFAULT : VMA_LOCK_ALL);
 		settle_done(rt);
 	}
-	ret = err ? -1 : syscall(SYS_mlockall, flags);
-	if (ret < 0) {
-		err = err ? -err : errno;
+	if (!err)
+		err = prim_mlockall(flags);
+	if (err) {
 		if (current && fresh)
 			unlock_range(rt, 0, UINTPTR_MAX);
-		errno = err;
+		errno = -err;
 		return -1;
 	}
 	if (current)
@@ -259,21 +252,18 @@ EXPORT int uswap_mlockall(struct uswap_runtime *rt, int flags)
 
 EXPORT int uswap_munlockall(struct uswap_runtime *rt)
 {
-	long ret;
 	int err;
 
 	if (!rt)
-		return syscall(SYS_munlockall) < 0 ? -1 : 0;
-	ret = syscall(SYS_munlockall);
-	err = errno;
-	if (ret == 0) {
+		return prim_libc_result(prim_munlockall());
+	err = prim_munlockall();
+	if (!err) {
 		settle_range(rt, 0, UINTPTR_MAX);
 		rt->mcl = 0;
 		lock_regions(rt, 0, UINTPTR_MAX, 0);
 		settle_done(rt);
 	}
-	errno = err;
-	return ret < 0 ? -1 : 0;
+	return prim_libc_result(err);
 }
 
 /*

@@ -20,7 +20,6 @@
  */
 #include <errno.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -39,34 +38,25 @@ static void set_prot(struct vma_attr *a, const void *arg)
 		a->pkey = (int16_t)c->pkey;
 }
 
-static long sys_pkey_mprotect(void *addr, size_t len, int prot, int pkey)
-{
-	if (pkey < 0)
-		return syscall(SYS_mprotect, addr, len, prot);
-	return syscall(SYS_pkey_mprotect, addr, len, prot, pkey);
-}
-
 static int change_protection(struct uswap_runtime *rt, void *addr, size_t len,
 			     int prot, int pkey)
 {
 	uintptr_t s = (uintptr_t)addr, e;
 	struct prot_change c = { .prot = prot, .pkey = pkey };
 	unsigned i;
-	long ret;
 	int err;
 
 	if (!rt || !len || (s & (PAGE_SIZE - 1)) ||
 	    !uswap_is_managed(rt, addr, len))
-		return sys_pkey_mprotect(addr, len, prot, pkey) < 0 ? -1 : 0;
+		return prim_libc_result(prim_mprotect(addr, len, prot, pkey));
 	e = s + ((len + PAGE_SIZE - 1) & PAGE_MASK);
 	if (e < s) {
 		errno = ENOMEM;
 		return -1;
 	}
 	settle_range(rt, s, e);
-	ret = sys_pkey_mprotect(addr, len, prot, pkey);
-	err = errno;
-	if (ret == 0) {
+	err = prim_mprotect(addr, len, prot, pkey);
+	if (!err) {
 		for (i = 0; i < rt->nr_regions; i++) {
 			struct region *r = rt->regions[i];
 			uintptr_t a = MAX(s, r->start), b = MIN(e, r->end);
@@ -83,8 +73,7 @@ static int change_protection(struct uswap_runtime *rt, void *addr, size_t len,
 		}
 	}
 	settle_done(rt);
-	errno = err;
-	return ret < 0 ? -1 : 0;
+	return prim_libc_result(err);
 }
 
 EXPORT int uswap_mprotect(struct uswap_runtime *rt, void *addr, size_t len,

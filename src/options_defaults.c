@@ -177,24 +177,11 @@ EXPORT int uswap_options_check(const struct uswap_options *opt, char *err,
 static int meminfo_available(uint64_t *bytes)
 {
 	char buf[4096], *p;
-	size_t len = 0;
 	uint64_t kib = 0;
-	ssize_t n;
-	int fd;
+	ssize_t n = prim_read_file("/proc/meminfo", buf, sizeof(buf));
 
-	fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (len < sizeof(buf) - 1) {
-		n = read(fd, buf + len, sizeof(buf) - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = 0;
+	if (n < 0)
+		return (int)n;
 	p = strstr(buf, "MemAvailable:");
 	if (!p)
 		return -ENOENT;

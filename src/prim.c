@@ -15,6 +15,10 @@
  * that takes one translates the number uswap holds into the one the
  * calling thread's table has (fd_use), and closes through prim_fd_close.
  *
+ * scripts/lint (its syscalls check) finds a call of these outside this
+ * file; the few files that must call the kernel themselves say why on a
+ * "raw:" line (fdtable.c, the descriptor layer; crash.c, a crash report).
+ *
  * It is also where tests inject faults (USWAP_INJECT, at the end of this
  * file): a failing device, a full disk, an mmap that finds no memory, an
  * address space that changes under a userfaultfd ioctl, a compressor that
@@ -22,6 +26,7 @@
  * one branch.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <fcntl.h>
@@ -30,7 +35,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -212,6 +221,12 @@ static int fd_ioctl(int fd, unsigned long req, void *arg)
 
 	fd_unuse(e);
 	return r;
+}
+
+/* ioctl(2) on a descriptor, installed or not: 0 or -errno. */
+int prim_ioctl(int fd, unsigned long req, void *arg)
+{
+	return fd_ioctl(fd, req, arg);
 }
 
 int prim_uffd_register(int uffd, uintptr_t start, size_t len, bool wp)
@@ -477,6 +492,20 @@ int prim_move_pages(unsigned n, void **pages, int *nodes)
 	return r < 0 ? -errno : 0;
 }
 
+/*
+ * Move n pages each to its node nodes[k] (move_pages, flags MPOL_MF_*),
+ * status[k] its node after or -errno: the number of pages not moved, or
+ * -errno when the call failed as a whole.
+ */
+long prim_move_pages_to(unsigned n, void **pages, const int *nodes,
+			int *status, int flags)
+{
+	long r = syscall(SYS_move_pages, 0, (unsigned long)n, pages, nodes,
+			 status, flags);
+
+	return r < 0 ? -errno : r;
+}
+
 int prim_uffd_wake(int uffd, uintptr_t start, size_t len)
 {
 	struct uffdio_range range = { .start = start, .len = len };
@@ -700,6 +729,49 @@ int prim_mlock(void *addr, size_t len, bool lock, bool onfault)
 	return r < 0 ? -errno : 0;
 }
 
+/*
+ * The program's own calls (mlock.c, mprotect.c), raw: the preload library
+ * interposes the libc symbols, and sanitizers replace mlock's with one
+ * that does nothing.  flags go to the kernel as the program gave them.
+ */
+int prim_mlock2(const void *addr, size_t len, unsigned flags)
+{
+	return syscall(SYS_mlock2, addr, len, flags) < 0 ? -errno : 0;
+}
+
+int prim_munlock(const void *addr, size_t len)
+{
+	return syscall(SYS_munlock, addr, len) < 0 ? -errno : 0;
+}
+
+int prim_mlockall(int flags)
+{
+	return syscall(SYS_mlockall, flags) < 0 ? -errno : 0;
+}
+
+int prim_munlockall(void)
+{
+	return syscall(SYS_munlockall) < 0 ? -errno : 0;
+}
+
+/* For the program's calls: 0, or -1 with errno = -err. */
+int prim_libc_result(int err)
+{
+	if (!err)
+		return 0;
+	errno = -err;
+	return -1;
+}
+
+/* mprotect(2), or pkey_mprotect(2) when pkey >= 0: 0 or -errno. */
+int prim_mprotect(void *addr, size_t len, int prot, int pkey)
+{
+	long r = pkey < 0 ? syscall(SYS_mprotect, addr, len, prot) :
+			    syscall(SYS_pkey_mprotect, addr, len, prot, pkey);
+
+	return r < 0 ? -errno : 0;
+}
+
 /* This process's memory as a file (/proc/self/mem), or -errno. */
 int prim_self_mem_open(void)
 {
@@ -870,6 +942,181 @@ ssize_t prim_pread(int fd, void *buf, size_t len, off_t off)
 	r = r < 0 ? -errno : r;
 	fd_unuse(e);
 	return r;
+}
+
+/*
+ * --- files and descriptors ---
+ *
+ * Through the C library, as a call site would make them (ThreadSanitizer
+ * follows a pipe's write to its read).  A descriptor uswap installed is
+ * given by its canonical number and used where the calling thread has it
+ * (fd_use); any other passes as it is.  Results: the call's, or -errno.
+ */
+int prim_open(const char *path, int flags, mode_t mode)
+{
+	int fd = open(path, flags, mode);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int prim_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	struct fd_entry *e;
+	int fd = openat(fd_use(dirfd, &e), path, flags, mode);
+
+	fd = fd < 0 ? -errno : fd;
+	fd_unuse(e);
+	return fd;
+}
+
+/* Close a descriptor uswap did not install (prim_fd_close closes those). */
+int prim_close(int fd)
+{
+	return close(fd) < 0 ? -errno : 0;
+}
+
+ssize_t prim_read(int fd, void *buf, size_t len)
+{
+	struct fd_entry *e;
+	ssize_t n = read(fd_use(fd, &e), buf, len);
+
+	n = n < 0 ? -errno : n;
+	fd_unuse(e);
+	return n;
+}
+
+/* Read until len bytes or the end of the file (EINTR retried). */
+ssize_t prim_read_all(int fd, void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = prim_read(fd, (char *)buf + done, len - done);
+		if (n == -EINTR)
+			continue;
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+ssize_t prim_write(int fd, const void *buf, size_t len)
+{
+	struct fd_entry *e;
+	ssize_t n = write(fd_use(fd, &e), buf, len);
+
+	n = n < 0 ? -errno : n;
+	fd_unuse(e);
+	return n;
+}
+
+int prim_fstat(int fd, struct stat *st)
+{
+	struct fd_entry *e;
+	int r = fstat(fd_use(fd, &e), st) < 0 ? -errno : 0;
+
+	fd_unuse(e);
+	return r;
+}
+
+int prim_ftruncate(int fd, off_t len)
+{
+	struct fd_entry *e;
+	int r = ftruncate(fd_use(fd, &e), len) < 0 ? -errno : 0;
+
+	fd_unuse(e);
+	return r;
+}
+
+/* fcntl(2) with an int argument (F_GETFL, F_SETFL, F_GETFD, F_DUPFD*). */
+int prim_fcntl(int fd, int cmd, int arg)
+{
+	struct fd_entry *e;
+	int r = fcntl(fd_use(fd, &e), cmd, arg);
+
+	r = r < 0 ? -errno : r;
+	fd_unuse(e);
+	return r;
+}
+
+int prim_pipe2(int fds[2], int flags)
+{
+	return pipe2(fds, flags) < 0 ? -errno : 0;
+}
+
+/*
+ * poll(2) for uswap's own threads, whose tables hold the canonical
+ * numbers (fdtable.c): the numbers are not translated, since a use held
+ * across a wait would hold up the program's dup2 onto one.
+ */
+int prim_poll(struct pollfd *pfd, unsigned n, int timeout_ms)
+{
+	int r = poll(pfd, n, timeout_ms);
+
+	return r < 0 ? -errno : r;
+}
+
+/* Directory entries of fd (getdents64): bytes, 0 at the end, or -errno. */
+ssize_t prim_getdents(int fd, void *buf, size_t len)
+{
+	struct fd_entry *e;
+	ssize_t n = getdents64(fd_use(fd, &e), buf, len);
+
+	n = n < 0 ? -errno : n;
+	fd_unuse(e);
+	return n;
+}
+
+/* The target of symbolic link path, not NUL-terminated: its length. */
+ssize_t prim_readlink(const char *path, char *buf, size_t len)
+{
+	ssize_t n = readlink(path, buf, len);
+
+	return n < 0 ? -errno : n;
+}
+
+/*
+ * A small text file of /proc or /sys into buf, NUL-terminated: its
+ * length (at most len - 1), or -errno.  Only a regular file (those are):
+ * opened without waiting and checked on the descriptor, so that a FIFO
+ * put in its place (under a test's sysfs root) cannot block the caller
+ * (-EINVAL).  No allocation: fork handlers read /proc too.
+ */
+ssize_t prim_read_file(const char *path, char *buf, size_t len)
+{
+	struct stat st;
+	ssize_t n;
+	int fd = prim_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
+
+	if (fd < 0)
+		return fd;
+	n = prim_fstat(fd, &st);
+	if (!n && !S_ISREG(st.st_mode))
+		n = -EINVAL;
+	if (!n)
+		n = prim_read_all(fd, buf, len - 1);
+	prim_close(fd);
+	if (n >= 0)
+		buf[n] = 0;
+	return n;
+}
+
+/* --- processes and threads --- */
+
+/* kill(2): 0 or -errno (sig 0: does pid exist?). */
+int prim_kill(pid_t pid, int sig)
+{
+	return kill(pid, sig) < 0 ? -errno : 0;
+}
+
+/* The calling thread's name (its comm, in /proc): 0 or -errno. */
+int prim_set_thread_name(const char *name)
+{
+	return prctl(PR_SET_NAME, name) < 0 ? -errno : 0;
 }
 
 uint64_t prim_now_us(void)

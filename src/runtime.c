@@ -82,8 +82,10 @@ static void threads_forget_child(void);
 /* The pipe that wakes the fault threads at shutdown, high and recorded. */
 static int wake_pipe_open(struct uswap_runtime *rt)
 {
-	if (pipe2(rt->wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		return -errno;
+	int err = prim_pipe2(rt->wake_pipe, O_CLOEXEC | O_NONBLOCK);
+
+	if (err)
+		return err;
 	rt->wake_pipe[0] = fd_install(rt->wake_pipe[0], FD_WAKE);
 	rt->wake_pipe[1] = fd_install(rt->wake_pipe[1], FD_WAKE);
 	return 0;
@@ -143,7 +145,7 @@ static void fork_prepare(void)
 			share_slots(rt, (unsigned)fork_member[i]);
 	}
 	/* (Registered before any runtime exists: then nothing to wait for.) */
-	if (!nr_live || pipe2(fork_pipe, O_CLOEXEC) < 0)
+	if (!nr_live || prim_pipe2(fork_pipe, O_CLOEXEC))
 		fork_pipe[0] = fork_pipe[1] = -1;
 	memcg_fork_lock();
 	slab_self_leave();
@@ -158,10 +160,10 @@ static void fork_parent(void)
 	memcg_fork_unlock(false);
 	if (fork_pipe[1] >= 0) {
 		/* EOF when the child has its members (or when fork failed). */
-		close(fork_pipe[1]);
-		while (read(fork_pipe[0], &c, 1) < 0 && errno == EINTR)
+		prim_close(fork_pipe[1]);
+		while (prim_read(fork_pipe[0], &c, 1) == -EINTR)
 			;
-		close(fork_pipe[0]);
+		prim_close(fork_pipe[0]);
 	}
 	for (i = 0; i < MAX_RUNTIMES; i++) {
 		struct uswap_runtime *rt = runtimes[i];
@@ -409,9 +411,9 @@ static void fork_child(void)
 			memcg_fork_child(runtimes[i], fork_member[i]);
 	/* The parent may go on: every member is ours now. */
 	if (fork_pipe[1] >= 0)
-		close(fork_pipe[1]);
+		prim_close(fork_pipe[1]);
 	if (fork_pipe[0] >= 0)
-		close(fork_pipe[0]);
+		prim_close(fork_pipe[0]);
 	fork_pipe[0] = fork_pipe[1] = -1;
 
 	for (i = 0; i < MAX_RUNTIMES; i++) {
@@ -548,7 +550,7 @@ static void *thread_trampoline(void *p)
 	struct uswap_thread *t = p;
 
 	slab_self_enter();	/* for its whole life */
-	prctl(PR_SET_NAME, t->name);
+	prim_set_thread_name(t->name);
 	crash_thread_mark(t->name);	/* a crash here is uswap's (crash.c) */
 	fd_thread_private(t->owner);
 	return t->fn(t->arg);

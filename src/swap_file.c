@@ -113,15 +113,14 @@ int swap_dir_open(const char *dir, bool quiet)
 	struct stat st;
 	int fd, err;
 
-	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	fd = prim_open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd < 0) {
-		err = -errno;
 		if (!quiet)
-			uswap_log("swap directory %s: %s", dir, strerror(-err));
-		return err;
+			uswap_log("swap directory %s: %s", dir, strerror(-fd));
+		return fd;
 	}
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
+	err = prim_fstat(fd, &st);
+	if (err) {
 		if (!quiet)
 			uswap_log("swap directory %s: %s", dir, strerror(-err));
 		goto err_close;
@@ -135,7 +134,7 @@ int swap_dir_open(const char *dir, bool quiet)
 	return fd;
 
 err_close:
-	close(fd);
+	prim_close(fd);
 	return err;
 }
 
@@ -152,24 +151,24 @@ static int open_tmpfile(int dirfd, int extra)
 	unsigned n;
 	int fd;
 
-	fd = openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC | extra, 0600);
-	if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR &&
-			errno != EINVAL))
-		return fd < 0 ? -errno : fd;
-	if (extra && errno == EINVAL)
+	fd = prim_openat(dirfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC | extra,
+			 0600);
+	if (fd >= 0 || (fd != -EOPNOTSUPP && fd != -EISDIR && fd != -EINVAL))
+		return fd;
+	if (extra && fd == -EINVAL)
 		return -EINVAL;		/* maybe O_DIRECT: caller retries */
 	for (n = 0; n < 100; n++) {
 		snprintf(name, sizeof(name), ".uswap-%d-%016llx", (int)getpid(),
 			 (unsigned long long)(prim_now_us() * 0x9e3779b97f4a7c15ull +
 					      n));
-		fd = openat(dirfd, name, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR |
-			    O_CLOEXEC | extra, 0600);
+		fd = prim_openat(dirfd, name, O_CREAT | O_EXCL | O_NOFOLLOW |
+				 O_RDWR | O_CLOEXEC | extra, 0600);
 		if (fd >= 0) {
 			unlinkat(dirfd, name, 0);
 			return fd;
 		}
-		if (errno != EEXIST)
-			return -errno;
+		if (fd != -EEXIST)
+			return fd;
 	}
 	return -EEXIST;
 }
@@ -191,19 +190,18 @@ int swap_file_create(struct swap_info *si, const char *dir, uint64_t size)
 	si->direct = fd >= 0;
 	if (fd < 0)
 		fd = open_tmpfile(dirfd, 0);
-	close(dirfd);
+	prim_close(dirfd);
 	if (fd < 0)
 		return fd;
 	/* What was made is what was asked for: a file of ours alone. */
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	if (prim_fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 	    st.st_uid != geteuid() || (st.st_mode & 077)) {
 		err = -EPERM;
 		goto err_close;
 	}
-	if (ftruncate(fd, (off_t)size) < 0) {
-		err = -errno;
+	err = prim_ftruncate(fd, (off_t)size);
+	if (err)
 		goto err_close;
-	}
 	si->fd = fd_install(fd, FD_DEVICE);
 	si->file_end = size;
 	si->provision = provision_cluster;
@@ -212,7 +210,7 @@ int swap_file_create(struct swap_info *si, const char *dir, uint64_t size)
 	return 0;
 
 err_close:
-	close(fd);
+	prim_close(fd);
 	return err;
 }
 
@@ -232,11 +230,11 @@ int swap_file_wipe(int fd, bool blkdev, uint64_t len, bool zero)
 	if (blkdev) {
 		if (!len)
 			return 0;
-		if (zero && ioctl(fd, BLKZEROOUT, range) == 0)
+		if (zero && prim_ioctl(fd, BLKZEROOUT, range) == 0)
 			return 0;
-		return ioctl(fd, BLKDISCARD, range) < 0 ? -errno : 0;
+		return prim_ioctl(fd, BLKDISCARD, range);
 	}
-	return ftruncate(fd, 0) < 0 ? -errno : 0;
+	return prim_ftruncate(fd, 0);
 }
 
 /* --- growth --- */
@@ -341,8 +339,8 @@ int swap_cluster_provision(struct swap_info *si, uint32_t cluster)
 	}
 	err = prim_fallocate(si->fd, 0, (off_t)pos, SWAP_CLUSTER_BYTES);
 	if (err == -EOPNOTSUPP)
-		err = end <= si->file_end || ftruncate(si->fd, (off_t)end) == 0 ?
-		      0 : -errno;
+		err = end <= si->file_end ? 0 :
+		      prim_ftruncate(si->fd, (off_t)end);
 	if (err == -ENOSPC || err == -EDQUOT) {
 		say_full(si, "the file system has no more room");
 		return err;
@@ -462,7 +460,7 @@ static int discard_punch(struct swap_info *si, uint32_t cluster)
 	if (d->blkdev) {
 		uint64_t range[2] = { pos, SWAP_CLUSTER_BYTES };
 
-		r = ioctl(si->fd, BLKDISCARD, range) < 0 ? -errno : 0;
+		r = prim_ioctl(si->fd, BLKDISCARD, range);
 	} else {
 		r = prim_fallocate(si->fd, FALLOC_FL_PUNCH_HOLE |
 				   FALLOC_FL_KEEP_SIZE, (off_t)pos,
@@ -480,13 +478,15 @@ int swap_discard_enable(struct swap_info *si)
 	struct swap_discard *d;
 	struct stat st;
 	size_t len;
+	int err;
 
 	if (si->discard)
 		return 0;
 	if (si->fd < 0)
 		return -EBADF;
-	if (fstat(si->fd, &st) < 0)
-		return -errno;
+	err = prim_fstat(si->fd, &st);
+	if (err)
+		return err;
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
 		return -EOPNOTSUPP;
 	len = sizeof(*d) + (size_t)si->nr_clusters * sizeof(d->queue[0]);

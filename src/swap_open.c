@@ -100,13 +100,13 @@ int swap_spec_open(const char *path, bool need_direct, bool excl, bool quiet,
 	dirfd = swap_dir_open(dir, quiet);
 	if (dirfd < 0)
 		return dirfd;
-	pfd = openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	pfd = prim_openat(dirfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (pfd < 0) {
-		err = -errno;
+		err = pfd;
 		goto err_dir;
 	}
-	err = fstat(pfd, &st) < 0 ? -errno : 0;
-	close(pfd);
+	err = prim_fstat(pfd, &st);
+	prim_close(pfd);
 	if (err)
 		goto err_dir;
 	if (S_ISLNK(st.st_mode)) {
@@ -129,16 +129,16 @@ int swap_spec_open(const char *path, bool need_direct, bool excl, bool quiet,
 		err = refuse_file(path, &st, quiet);
 		goto err_dir;
 	}
-	fd = openat(dirfd, base, flags | O_DIRECT);
+	fd = prim_openat(dirfd, base, flags | O_DIRECT, 0);
 	*direct = fd >= 0;
-	if (fd < 0 && errno == EINVAL && !need_direct)
-		fd = openat(dirfd, base, flags);
+	if (fd == -EINVAL && !need_direct)
+		fd = prim_openat(dirfd, base, flags, 0);
 	if (fd < 0) {
-		err = -errno;
+		err = fd;
 		goto err_dir;
 	}
-	close(dirfd);
-	if (fstat(fd, &got) < 0 || got.st_dev != st.st_dev ||
+	prim_close(dirfd);
+	if (prim_fstat(fd, &got) || got.st_dev != st.st_dev ||
 	    got.st_ino != st.st_ino || (got.st_mode & S_IFMT) != (st.st_mode & S_IFMT)) {
 		if (!quiet)
 			uswap_log("swap device %s changed while it was opened: refused",
@@ -150,18 +150,20 @@ int swap_spec_open(const char *path, bool need_direct, bool excl, bool quiet,
 		err = refuse_file(path, &got, quiet);
 		goto err_close;
 	}
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		err = -errno;
+	flags = prim_fcntl(fd, F_GETFL, 0);
+	if (flags >= 0)
+		flags = prim_fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	if (flags < 0) {
+		err = flags;
 		goto err_close;
 	}
 	return fd;
 
 err_close:
-	close(fd);
+	prim_close(fd);
 	return err;
 err_dir:
-	close(dirfd);
+	prim_close(dirfd);
 	return err;
 }
 
@@ -203,7 +205,7 @@ void swap_wipe_open(const struct uswap_options *opt, struct swap_wipe *w)
 
 		if (fd < 0)
 			continue;	/* the runtime says why, if it matters */
-		if (blk && ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+		if (blk && prim_ioctl(fd, BLKGETSIZE64, &bytes) < 0)
 			bytes = 0;
 		w->fd[w->nr] = fd;
 		w->blk[w->nr] = blk;
@@ -227,7 +229,7 @@ static bool wipe_claim(struct swap_wipe *w, unsigned k, int *fd)
 	if (!w->blk[k])
 		return flock(*fd, LOCK_EX | LOCK_NB) == 0;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", w->fd[k]);
-	*fd = open(self, O_RDWR | O_EXCL | O_CLOEXEC);
+	*fd = prim_open(self, O_RDWR | O_EXCL | O_CLOEXEC, 0);
 	return *fd >= 0;
 }
 
@@ -249,9 +251,9 @@ void swap_wipe_run(struct swap_wipe *w)
 					  w->blk[k] ? "device" : "file",
 					  w->path[k], strerror(-err));
 			if (fd != w->fd[k])
-				close(fd);
+				prim_close(fd);
 		}
-		close(w->fd[k]);
+		prim_close(w->fd[k]);
 	}
 	w->nr = 0;
 }

@@ -192,24 +192,6 @@ int sysfs_read_text(const char *path, char *buf, size_t len);
 bool sysfs_mkpath(char *buf, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static inline ssize_t swapdev_read_all(int fd, char *buf, size_t len)
-{
-	size_t done = 0;
-	ssize_t r;
-
-	while (done < len) {
-		r = read(fd, buf + done, len - done);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		done += (size_t)r;
-	}
-	return (ssize_t)done;
-}
-
 /* swap_open.c: opening the files and block devices of specs. */
 
 /* The directory part of path, or "." */

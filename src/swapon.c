@@ -81,7 +81,7 @@ static int own_file(struct swap_info *si, unsigned type, const char *dir,
 		if (dirfd < 0)
 			return dirfd;
 		size = swap_share_size(dirfd);
-		close(dirfd);
+		prim_close(dirfd);
 	}
 	err = swap_info_init(si, type, size);
 	if (err)
@@ -118,7 +118,7 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 
 	fd = swap_spec_open(sp->path, sp->direct, true, false, &blk, &direct);
 	if (fd >= 0 && !blk && flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		close(fd);
+		prim_close(fd);
 		fd = -EBUSY;	/* another uswap process holds it */
 	}
 	if (fd == -ENOENT || fd == -EBUSY) {
@@ -149,7 +149,7 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	if (blk) {
 		uint64_t bytes = 0;
 
-		if (ioctl(fd, BLKGETSIZE64, &bytes) < 0)
+		if (prim_ioctl(fd, BLKGETSIZE64, &bytes) < 0)
 			bytes = 0;
 		size = size ? MIN(size, bytes) : bytes;
 	} else {
@@ -158,7 +158,7 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 		if (err) {
 			uswap_log("swap file %s: cannot empty it: %s", sp->path,
 				  strerror(-err));
-			close(fd);
+			prim_close(fd);
 			return err;
 		}
 		if (!size)
@@ -167,12 +167,12 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	size &= ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
 	if (size < SWAP_CLUSTER_BYTES) {
 		uswap_log("swap device %s is smaller than one 2 MiB cluster", sp->path);
-		close(fd);
+		prim_close(fd);
 		return -ENOSPC;
 	}
 	err = swap_info_init(si, type, size);
 	if (err) {
-		close(fd);
+		prim_close(fd);
 		return err;
 	}
 	si->fd = fd_install(fd, FD_DEVICE);

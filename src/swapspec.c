@@ -399,9 +399,9 @@ static int swaptab_open(const char *file, char *err, size_t errlen)
 	struct stat st;
 	int fd, ret;
 
-	fd = open(file, flags);
+	fd = prim_open(file, flags, 0);
 	if (fd < 0) {
-		ret = -errno;
+		ret = fd;
 		if (ret == -ELOOP)
 			err_msg(err, errlen, "%s: is a symbolic link (expected a regular file)",
 				file);
@@ -409,8 +409,8 @@ static int swaptab_open(const char *file, char *err, size_t errlen)
 			err_msg(err, errlen, "%s: %s", file, strerror(-ret));
 		return ret;
 	}
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
+	ret = prim_fstat(fd, &st);
+	if (ret) {
 		err_msg(err, errlen, "%s: %s", file, strerror(-ret));
 		goto err_close;
 	}
@@ -441,7 +441,7 @@ static int swaptab_open(const char *file, char *err, size_t errlen)
 	return fd;
 
 err_close:
-	close(fd);
+	prim_close(fd);
 	return ret;
 }
 
@@ -465,7 +465,7 @@ int swaptab_parse_file(const char *file, struct swap_spec *out, unsigned max,
 		goto err_close;
 	}
 	/* A regular file: O_NONBLOCK changes nothing for its reads. */
-	len = swapdev_read_all(fd, buf, cap);
+	len = prim_read_all(fd, buf, cap);
 	if (len < 0) {
 		ret = (int)len;
 		err_msg(err, errlen, "%s: %s", file, strerror(-ret));
@@ -483,6 +483,6 @@ int swaptab_parse_file(const char *file, struct swap_spec *out, unsigned max,
 	}
 	prim_free(buf, cap + 1);
 err_close:
-	close(fd);
+	prim_close(fd);
 	return ret;
 }

@@ -48,24 +48,14 @@ const char *sysfs_root(void)
 
 /*
  * Read a small sysfs file into buf, NUL-terminated, trailing whitespace
- * dropped.  Only a regular file (sysfs attributes are): opened without
- * waiting (O_NONBLOCK) and checked on the descriptor, so that a FIFO
- * under a test's root cannot block the runtime's start.  0 or -errno.
+ * dropped.  Only a regular file (sysfs attributes are): prim_read_file
+ * does not wait on a FIFO under a test's root, which would block the
+ * runtime's start.  0 or -errno.
  */
 int sysfs_read_text(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	struct stat st;
-	ssize_t n;
+	ssize_t n = prim_read_file(path, buf, len);
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
-	n = swapdev_read_all(fd, buf, len - 1);
-	close(fd);
 	if (n < 0)
 		return (int)n;
 	while (n > 0 && (buf[n - 1] == '\n' || is_blank(buf[n - 1])))
@@ -235,13 +225,13 @@ static int device_dir_node(const char *top, char *dev)
 static bool first_entry(const char *dir, char *name, size_t len)
 {
 	char buf[2048] __attribute__((aligned(8)));
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = prim_open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	bool found = false;
 	ssize_t n, off;
 
 	if (fd < 0)
 		return false;
-	while ((n = getdents64(fd, buf, sizeof(buf))) > 0) {
+	while ((n = prim_getdents(fd, buf, sizeof(buf))) > 0) {
 		for (off = 0; off < n;) {
 			const struct dirent64 *de = (const void *)(buf + off);
 
@@ -254,7 +244,7 @@ static bool first_entry(const char *dir, char *name, size_t len)
 			found = true;
 		}
 	}
-	close(fd);
+	prim_close(fd);
 	return found;
 }
 

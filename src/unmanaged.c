@@ -31,16 +31,9 @@
 static uint64_t rss_anon(void)
 {
 	char buf[4096], *p;
-	ssize_t n;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0)
+	if (prim_read_file("/proc/self/status", buf, sizeof(buf)) <= 0)
 		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	p = strstr(buf, "RssAnon:");
 	return p ? strtoull(p + 8, NULL, 10) << 10 : 0;
 }

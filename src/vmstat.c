@@ -265,17 +265,10 @@ EXPORT int uswap_stats_latency(struct uswap_runtime *rt,
 static void read_rss(uint64_t *hwm, uint64_t *rss)
 {
 	char buf[4096], *p;
-	ssize_t n;
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 
 	*hwm = *rss = 0;
-	if (fd < 0)
+	if (prim_read_file("/proc/self/status", buf, sizeof(buf)) <= 0)
 		return;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
 	p = strstr(buf, "VmHWM:");
 	if (p)
 		*hwm = strtoull(p + 6, NULL, 10);
@@ -296,11 +289,11 @@ static void out_flush(struct out *o)
 	size_t done = 0;
 
 	while (done < o->len && !o->err) {
-		ssize_t n = write(o->fd, o->buf + done, o->len - done);
+		ssize_t n = prim_write(o->fd, o->buf + done, o->len - done);
 
 		if (n < 0) {
-			if (errno != EINTR)
-				o->err = -errno;
+			if (n != -EINTR)
+				o->err = (int)n;
 			continue;
 		}
 		done += (size_t)n;

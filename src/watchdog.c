@@ -82,7 +82,7 @@ static bool uffd_gone(int fd, char *what, size_t len)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/thread-self/fd/%d", fd);
-	n = readlink(path, target, sizeof(target) - 1);
+	n = prim_readlink(path, target, sizeof(target) - 1);
 	if (n >= 0) {
 		target[n] = 0;
 		if (strstr(target, "[userfaultfd]"))
@@ -90,7 +90,7 @@ static bool uffd_gone(int fd, char *what, size_t len)
 		snprintf(what, len, "descriptor %d is now %s", fd, target);
 		return true;
 	}
-	if (fcntl(fd, F_GETFD) >= 0)
+	if (prim_fcntl(fd, F_GETFD, 0) >= 0)
 		return false;
 	snprintf(what, len, "descriptor %d was closed", fd);
 	return true;
@@ -189,7 +189,7 @@ static void *watchdog_main(void *arg)
 		uint64_t total = 0;
 		unsigned k;
 
-		poll(&pfd, 1, WATCHDOG_TICK_MS);
+		prim_poll(&pfd, 1, WATCHDOG_TICK_MS);
 		if (rt->stopping)
 			break;
 		watchdog_check_uffd(rt);
