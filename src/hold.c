@@ -212,9 +212,11 @@ static int hold_populate(uintptr_t start, size_t len, bool writable)
 		struct iovec local = { sink, MIN(sizeof(sink), len - done) };
 		struct iovec remote = { (void *)(start + done), local.iov_len };
 
-		if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) < 0 &&
-		    errno != EFAULT)
-			return -errno;
+		ssize_t r = prim_read_pinned(local.iov_base, (uintptr_t)remote.iov_base,
+					     local.iov_len);
+
+		if (r < 0 && r != -EFAULT)
+			return (int)r;
 	}
 	return 0;
 }

@@ -568,8 +568,15 @@ ssize_t prim_getdents(int fd, void *buf, size_t len);
 ssize_t prim_readlink(const char *path, char *buf, size_t len);
 /* A small regular file (/proc, /sys) into buf, NUL-terminated: its length. */
 ssize_t prim_read_file(const char *path, char *buf, size_t len);
+int prim_stat(const char *path, struct stat *st);
+int prim_lstat(const char *path, struct stat *st);
+int prim_access(const char *path, int mode);
+int prim_unlinkat(int dirfd, const char *name, int flags);
+int prim_flock(int fd, int op);
+int prim_memfd_create(const char *name, unsigned flags);
 int prim_kill(pid_t pid, int sig);
 int prim_set_thread_name(const char *name);
+int prim_pin_to_cpu(int cpu);		/* the calling thread: 0 or -errno */
 /* The program's mlock family and mprotect (pkey >= 0: pkey_mprotect). */
 int prim_mlock2(const void *addr, size_t len, unsigned flags);
 int prim_munlock(const void *addr, size_t len);

@@ -104,7 +104,7 @@ static struct memcg *memcg_map(size_t len, char *name, size_t name_len,
 
 	snprintf(name, name_len, "uswap-tree-%d-%u", (int)getpid(),
 		 atomic_fetch_add(&seq, 1));
-	fd = memfd_create(name, MFD_CLOEXEC);
+	fd = prim_memfd_create(name, MFD_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	if (prim_ftruncate(fd, (off_t)len) < 0) {

@@ -698,15 +698,11 @@ static void follow(struct fault_thread *ft, int tid)
 {
 	int cpu = thread_cpu_of(tid);
 	bool again = tid == ft->last_tid && cpu == ft->last_cpu;
-	cpu_set_t set;
-
 	ft->last_tid = tid;
 	ft->last_cpu = cpu;
 	if (cpu < 0 || !again || cpu == sched_getcpu())
 		return;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) == 0)
+	if (prim_pin_to_cpu(cpu) == 0)
 		count_event(ft->rt, USWAP_FAULT_THREAD_MOVES, 1);
 }
 

@@ -42,10 +42,9 @@ static bool is_digit(char c)
 static int check_swap_dir(const char *dir, char *err, size_t errlen)
 {
 	struct stat st;
+	int ret = prim_stat(dir, &st);
 
-	if (stat(dir, &st)) {
-		int ret = -errno;
-
+	if (ret) {
 		options_err(err, errlen, "swap dir \"%s\": %s", dir, strerror(-ret));
 		return ret;
 	}
@@ -53,9 +52,8 @@ static int check_swap_dir(const char *dir, char *err, size_t errlen)
 		options_err(err, errlen, "swap dir \"%s\" is not a directory", dir);
 		return -ENOTDIR;
 	}
-	if (access(dir, W_OK | X_OK)) {
-		int ret = -errno;
-
+	ret = prim_access(dir, W_OK | X_OK);
+	if (ret) {
 		options_err(err, errlen, "swap dir \"%s\" is not writable: %s", dir,
 			strerror(-ret));
 		return ret;

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <limits.h>
+#include <sched.h>
 #include <linux/futex.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/file.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -967,6 +969,55 @@ int prim_openat(int dirfd, const char *path, int flags, mode_t mode)
 	fd = fd < 0 ? -errno : fd;
 	fd_unuse(e);
 	return fd;
+}
+
+int prim_stat(const char *path, struct stat *st)
+{
+	return stat(path, st) < 0 ? -errno : 0;
+}
+
+int prim_lstat(const char *path, struct stat *st)
+{
+	return lstat(path, st) < 0 ? -errno : 0;
+}
+
+int prim_access(const char *path, int mode)
+{
+	return access(path, mode) < 0 ? -errno : 0;
+}
+
+int prim_unlinkat(int dirfd, const char *name, int flags)
+{
+	struct fd_entry *e;
+	int r = unlinkat(fd_use(dirfd, &e), name, flags) < 0 ? -errno : 0;
+
+	fd_unuse(e);
+	return r;
+}
+
+int prim_flock(int fd, int op)
+{
+	struct fd_entry *e;
+	int r = flock(fd_use(fd, &e), op) < 0 ? -errno : 0;
+
+	fd_unuse(e);
+	return r;
+}
+
+int prim_memfd_create(const char *name, unsigned flags)
+{
+	int fd = memfd_create(name, flags);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int prim_pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) < 0 ? -errno : 0;
 }
 
 /* Close a descriptor uswap did not install (prim_fd_close closes those). */

@@ -164,7 +164,7 @@ static int open_tmpfile(int dirfd, int extra)
 		fd = prim_openat(dirfd, name, O_CREAT | O_EXCL | O_NOFOLLOW |
 				 O_RDWR | O_CLOEXEC | extra, 0600);
 		if (fd >= 0) {
-			unlinkat(dirfd, name, 0);
+			prim_unlinkat(dirfd, name, 0);
 			return fd;
 		}
 		if (fd != -EEXIST)

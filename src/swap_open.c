@@ -227,7 +227,7 @@ static bool wipe_claim(struct swap_wipe *w, unsigned k, int *fd)
 
 	*fd = w->fd[k];
 	if (!w->blk[k])
-		return flock(*fd, LOCK_EX | LOCK_NB) == 0;
+		return prim_flock(*fd, LOCK_EX | LOCK_NB) == 0;
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", w->fd[k]);
 	*fd = prim_open(self, O_RDWR | O_EXCL | O_CLOEXEC, 0);
 	return *fd >= 0;

@@ -117,7 +117,7 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	int fd, err;
 
 	fd = swap_spec_open(sp->path, sp->direct, true, false, &blk, &direct);
-	if (fd >= 0 && !blk && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+	if (fd >= 0 && !blk && prim_flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		prim_close(fd);
 		fd = -EBUSY;	/* another uswap process holds it */
 	}

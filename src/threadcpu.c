@@ -148,14 +148,13 @@ int thread_cpu_of(int tid)
 		if (t == tid) {
 			uintptr_t addr = atomic_load(&tc[i].cpu_id);
 			uint32_t cpu;
-			struct iovec local = { &cpu, sizeof(cpu) };
-			struct iovec remote = { (void *)addr, sizeof(cpu) };
+			ssize_t r;
 
 			if (!addr)
 				return -1;
-			if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) !=
-			    sizeof(cpu)) {
-				if (errno == EPERM || errno == ENOSYS)
+			r = prim_read_pinned(&cpu, addr, sizeof(cpu));
+			if (r != sizeof(cpu)) {
+				if (r == -EPERM || r == -ENOSYS)
 					atomic_store(&tc_no_readv, true);
 				return -1;	/* EFAULT: the thread ended */
 			}

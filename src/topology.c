@@ -175,7 +175,7 @@ int sysfs_cpu_node(const char *root, unsigned cpu)
 	nr = sysfs_nr_nodes(root);
 	for (node = 0; node < nr; node++) {
 		if (sysfs_mkpath(path, "%s/devices/system/cpu/cpu%u/node%d", root, cpu,
-			   node) && !lstat(path, &st))
+			   node) && !prim_lstat(path, &st))
 			return node;
 	}
 	for (node = 0; node < nr; node++) {
@@ -201,7 +201,7 @@ static bool path_exists(const char *path)
 {
 	struct stat st;
 
-	return !stat(path, &st);
+	return !prim_stat(path, &st);
 }
 
 /*
@@ -281,12 +281,13 @@ int sysfs_path_node(const char *root, const char *path)
 	char p[PATH_MAX];
 	struct stat st;
 	dev_t dev;
+	int err;
 
 	if (!path || !*path || strlen(path) >= sizeof(p))
 		return -1;
 	strcpy(p, path);
-	while (stat(p, &st)) {
-		if ((errno != ENOENT && errno != ENOTDIR) || !strcmp(p, "/") ||
+	while ((err = prim_stat(p, &st))) {
+		if ((err != -ENOENT && err != -ENOTDIR) || !strcmp(p, "/") ||
 		    !strcmp(p, "."))
 			return -1;
 		if (!strchr(p, '/'))
