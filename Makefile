@@ -9,6 +9,11 @@
 #   make fuzz       build the libFuzzer targets (tests/fuzz) into build/fuzz
 #   make docs       write the option list of docs/uswap.1 from the option table
 #   make lint       the docs and comments name what exists; options documented
+#   make format     clang-format -i (.clang-format, kernel style) the C files
+#                   git lists under src/ cli/ preload/ include/
+#   make format-check
+#                   list those files that make format would change, and how
+#                   many lines; change nothing (exit 1 if any)
 #   make bench      run the benchmarks against the kernel's swap and write
 #                   docs/benchmarks.md (needs root; 35-50 minutes)
 #   make numa-check run the NUMA tests in a qemu virtual machine (needs root)
@@ -61,7 +66,7 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 TARGETS := $(B)/libuswap.a $(B)/libuswap.so $(B)/libuswap_preload.so $(B)/uswap \
 	$(UNIT_BINS) $(E2E_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(SOAK_BINS)
 
-.PHONY: all deps demo check lint asan tsan bench fuzz clean format numa-check print-ldlibs docs
+.PHONY: all deps demo check lint asan tsan bench fuzz clean format format-check numa-check print-ldlibs docs
 all: $(TARGETS)
 
 # Flavour words: "make asan check" builds and tests the asan flavour.
@@ -167,5 +172,22 @@ print-ldlibs:
 clean:
 	rm -rf build
 
+# The C sources in .clang-format's style (the files git lists: nothing
+# generated or untracked).
+FORMAT_FILES = $(shell git ls-files 'src/*.[ch]' 'cli/*.[ch]' 'preload/*.[ch]' 'include/*.[ch]' 2>/dev/null)
+
 format:
-	clang-format -i src/*.c src/*.h include/*.h preload/*.c cli/*.c tests/*/*.c bench/*.c
+	clang-format --style=file -i $(FORMAT_FILES)
+
+format-check:
+	@command -v clang-format >/dev/null || \
+		{ echo "format-check: clang-format missing (make deps)"; exit 2; }; \
+	files=0; lines=0; \
+	for f in $(FORMAT_FILES); do \
+		n=$$(clang-format --style=file "$$f" | diff "$$f" - | grep -c '^<'); \
+		[ "$$n" -eq 0 ] && continue; \
+		echo "$$f: $$n lines would change"; \
+		files=$$((files + 1)); lines=$$((lines + n)); \
+	done; \
+	echo "format-check: $$files files, $$lines lines would change"; \
+	[ $$files -eq 0 ]

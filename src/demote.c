@@ -469,10 +469,10 @@ static unsigned promote_walk(struct uswap_runtime *rt, struct region *r,
 
 	*na = 0;
 	pthread_mutex_lock(&r->lru_lock);
-	total = r->lru[LRU_DEMOTED].nr_folios;
+	total = r->lru[LRU_DEMOTED].list.nr;
 	while (seen < total && pages < PROMOTE_SCAN_PAGES &&
 	       *na < DEMOTE_MAX_PAGES && np < DEMOTE_MAX_PAGES) {
-		uint32_t i = r->lru[LRU_DEMOTED].tail;
+		uint32_t i = ilist_last(&r->lru[LRU_DEMOTED].list);
 		struct folio *f = &r->folios[i];
 		uint32_t fl = atomic_load(&f->flags), nr;
 		uintptr_t a;

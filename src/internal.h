@@ -17,6 +17,7 @@
 
 #include "uswap.h"
 #include "fdtable.h"
+#include "ilist.h"
 #include "swap.h"
 #include "zswap.h"
 #include "memory_tiers.h"
@@ -102,17 +103,16 @@ enum folio_state {
 #define FOLIO_NODE_MASK		(0x3fu << FOLIO_NODE_SHIFT)	/* 64 nodes */
 
 /*
- * Per-folio metadata: 12 bytes.  next/prev link the folio on its region's
- * LRU list while resident; while swapped, prev holds the shadow entry
- * (the eviction clock at eviction, workingset.c).
+ * Per-folio metadata: 12 bytes.  lru links the folio on its region's
+ * LRU list while resident (ilist.h); while swapped, lru.prev holds the
+ * shadow entry (the eviction clock at eviction, workingset.c).
  */
 struct folio {
-	uint32_t next, prev;
+	struct ilist_link lru;
 	_Atomic uint32_t flags;
 };
 
-#define FOLIO_NIL	UINT32_MAX
-#define SHADOW(f)	((f)->prev)
+#define SHADOW(f)	((f)->lru.prev)
 
 static inline unsigned folio_state(uint32_t flags)
 {
@@ -134,8 +134,7 @@ static inline int folio_node(uint32_t flags)
 enum lru_list_id { LRU_INACTIVE, LRU_ACTIVE, LRU_DEMOTED, NR_LRU_LISTS };
 
 struct lru_list {
-	uint32_t head, tail;	/* folio indices; head is the newest */
-	uint32_t nr_folios;
+	struct ilist list;	/* of folio indices; first is the newest */
 	uint64_t nr_pages;
 };
 
@@ -146,7 +145,7 @@ struct lru_list {
  *
  * The region table and start/end/origin/arrays change only under the
  * runtime's op_lock held for writing.  lru_lock protects the LRU lists and
- * the next/prev links of folios on them; it nests inside op_lock.
+ * the links of folios on them; it nests inside op_lock.
  */
 struct region {
 	uintptr_t start, end, origin;
@@ -167,6 +166,12 @@ struct region {
 					   VMA's flags */
 	struct uswap_runtime *rt;
 };
+
+/* r's folios as the element array of its LRU lists (ilist.h). */
+static inline struct ilist_array lru_folios(struct region *r)
+{
+	return ILIST_ARRAY(r->folios, r->nr_folios, lru);
+}
 
 /*
  * A process's counters (vmstat.c): its events and gauges by enum

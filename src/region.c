@@ -152,7 +152,7 @@ static struct region *region_alloc(struct uswap_runtime *rt, uintptr_t start,
 	}
 	pthread_mutex_init(&r->lru_lock, NULL);
 	for (i = 0; i < NR_LRU_LISTS; i++)
-		r->lru[i].head = r->lru[i].tail = FOLIO_NIL;
+		ilist_init(&r->lru[i].list);
 	atomic_init(&r->refs, 1);
 	atomic_fetch_add(&rt->meta_bytes, r->swp_map_len + r->folio_map_len);
 	return r;
@@ -289,14 +289,14 @@ static struct region *region_clone(struct region *r, uintptr_t start,
 
 		atomic_store(&n->folios[i - first].flags,
 			     fl & ~(F_LRU | F_ACTIVE));
-		n->folios[i - first].prev = r->folios[i].prev;	/* shadow */
+		SHADOW(&n->folios[i - first]) = SHADOW(&r->folios[i]);
 	}
 	/* Rebuild the LRU lists, oldest first, so that order is kept. */
 	for (lru = 0; lru < NR_LRU_LISTS; lru++) {
-		uint32_t f = r->lru[lru].tail;
+		uint32_t f = ilist_last(&r->lru[lru].list);
 
-		while (f != FOLIO_NIL) {
-			uint32_t prev = r->folios[f].prev;
+		while (f != ILIST_NIL) {
+			uint32_t prev = ilist_prev(lru_folios(r), f);
 
 			if (f >= first && f < last)
 				lru_add(n, f - first, lru == LRU_ACTIVE);

@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ilist.h"
+
 #define SWP_TYPE_BITS		4
 #define SWP_OFFSET_BITS		(32 - SWP_TYPE_BITS)
 #define SWP_OFFSET_MASK		((1u << SWP_OFFSET_BITS) - 1)
@@ -78,11 +80,7 @@ struct swap_cluster {
 	uint16_t settling;
 	uint8_t list;		/* enum swap_cluster_list */
 	uint8_t provisioned;	/* file space reserved (fallocate done) */
-	uint32_t next, prev;	/* list links, encoded: swap_cluster_next() */
-};
-
-struct swap_cluster_list_head {
-	uint32_t head, tail, nr;
+	struct ilist_link link;	/* on its list: swap_cluster_links() */
 };
 
 /*
@@ -129,7 +127,7 @@ struct swap_info {
 	uint32_t nr_clusters;
 	uint8_t *swap_map;		/* use count per slot */
 	struct swap_cluster *clusters;
-	struct swap_cluster_list_head lists[CLUSTER_NR_LISTS];
+	struct ilist lists[CLUSTER_NR_LISTS];	/* of cluster indices */
 	/* I/O side (page_io.c); fd < 0 for a device without a file (tests). */
 	int fd;
 	bool direct;			/* fd opened with O_DIRECT */
@@ -251,45 +249,16 @@ void swap_cluster_lock(struct swap_info *si, uint32_t idx);
 void swap_cluster_unlock(struct swap_info *si, uint32_t idx);
 
 /*
- * A cluster's list links as stored in struct swap_cluster: 0 is the
- * implicit link of a cluster that no list operation has touched since
- * swap_info_init() (next idx + 1, prev idx - 1, none past either end), so
- * that a new device has every cluster on FREE in index order without a
- * write to its cluster array, whose pages are then touched only where
- * clusters are used; otherwise CLUSTER_NONE or the index + 1.  A list
- * operation rewrites the links of the clusters around the one it moves,
- * so an untouched cluster's implicit links stay true.
+ * The clusters as the element array of the cluster lists (ilist.h), with
+ * implicit links: a cluster that no list operation has touched since
+ * swap_info_init() is linked to its neighbours in index order, so that a
+ * new device has every cluster on FREE in index order without a write to
+ * its cluster array, whose pages are then touched only where clusters
+ * are used.
  */
-static inline uint32_t swap_cluster_next(const struct swap_info *si,
-					 uint32_t idx)
+static inline struct ilist_array swap_cluster_links(struct swap_info *si)
 {
-	const uint32_t raw = si->clusters[idx].next;
-
-	if (!raw)
-		return idx + 1 < si->nr_clusters ? idx + 1 : CLUSTER_NONE;
-	return raw == CLUSTER_NONE ? CLUSTER_NONE : raw - 1;
-}
-
-static inline uint32_t swap_cluster_prev(const struct swap_info *si,
-					 uint32_t idx)
-{
-	const uint32_t raw = si->clusters[idx].prev;
-
-	if (!raw)
-		return idx ? idx - 1 : CLUSTER_NONE;
-	return raw == CLUSTER_NONE ? CLUSTER_NONE : raw - 1;
-}
-
-static inline void swap_cluster_set_next(struct swap_info *si, uint32_t idx,
-					 uint32_t to)
-{
-	si->clusters[idx].next = to == CLUSTER_NONE ? CLUSTER_NONE : to + 1;
-}
-
-static inline void swap_cluster_set_prev(struct swap_info *si, uint32_t idx,
-					 uint32_t to)
-{
-	si->clusters[idx].prev = to == CLUSTER_NONE ? CLUSTER_NONE : to + 1;
+	return ILIST_ARRAY_IMPLICIT(si->clusters, si->nr_clusters, link);
 }
 
 /* swap_map.c and swapfile.c: the first slot of cluster idx. */

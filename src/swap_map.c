@@ -203,18 +203,13 @@ int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 
 	/*
 	 * Zero-filled: count 0, not provisioned, on FREE (0) with implicit
-	 * links (swap_cluster_next()): all on FREE, in order, and no page of
+	 * links (swap_cluster_links()): all on FREE, in order, and no page of
 	 * the array touched.
 	 */
 	_Static_assert(CLUSTER_FREE == 0, "a zero-filled cluster is free");
-	for (i = 0; i < CLUSTER_NR_LISTS; i++) {
-		si->lists[i].head = CLUSTER_NONE;
-		si->lists[i].tail = CLUSTER_NONE;
-		si->lists[i].nr = 0;
-	}
-	si->lists[CLUSTER_FREE].head = 0;
-	si->lists[CLUSTER_FREE].tail = si->nr_clusters - 1;
-	si->lists[CLUSTER_FREE].nr = si->nr_clusters;
+	for (i = 0; i < CLUSTER_NR_LISTS; i++)
+		ilist_init(&si->lists[i]);
+	ilist_init_all(&si->lists[CLUSTER_FREE], swap_cluster_links(si));
 	return 0;
 
 err_destroy_locks:
@@ -303,22 +298,15 @@ static int swap_info_validate_locked(struct swap_info *si)
 		return -EUCLEAN;
 
 	for (l = 0; l < CLUSTER_NR_LISTS; l++) {
-		const struct swap_cluster_list_head *h = &si->lists[l];
-		uint32_t prev = CLUSTER_NONE, n = 0;
+		const struct ilist *h = &si->lists[l];
 
-		for (i = h->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i)) {
-			/* a bad link or a cycle */
-			if (i >= si->nr_clusters || n >= si->nr_clusters)
-				return -EUCLEAN;
-			if (si->clusters[i].list != l ||
-			    swap_cluster_prev(si, i) != prev)
-				return -EUCLEAN;
-			prev = i;
-			n++;
-		}
-		if (h->tail != prev || h->nr != n)
+		/* bad links, a cycle, or a wrong count */
+		if (!ilist_is_valid(h, swap_cluster_links(si)))
 			return -EUCLEAN;
-		seen += n;
+		ilist_for_each(i, h, swap_cluster_links(si))
+			if (si->clusters[i].list != l)
+				return -EUCLEAN;
+		seen += h->nr;
 	}
 	/* Each walk only meets its own clusters: all met means each once. */
 	if (seen != si->nr_clusters)

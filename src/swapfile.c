@@ -257,23 +257,8 @@ void swap_cluster_unlock(struct swap_info *si, uint32_t idx)
 /* Unlink cluster idx from the list it is on. */
 static void cluster_list_del(struct swap_info *si, uint32_t idx)
 {
-	struct swap_cluster *c = &si->clusters[idx];
-	struct swap_cluster_list_head *l = &si->lists[c->list];
-	const uint32_t prev = swap_cluster_prev(si, idx);
-	const uint32_t next = swap_cluster_next(si, idx);
-
-	assert(l->nr > 0);
-	if (prev == CLUSTER_NONE)
-		l->head = next;
-	else
-		swap_cluster_set_next(si, prev, next);
-	if (next == CLUSTER_NONE)
-		l->tail = prev;
-	else
-		swap_cluster_set_prev(si, next, prev);
-	l->nr--;
-	swap_cluster_set_next(si, idx, CLUSTER_NONE);
-	swap_cluster_set_prev(si, idx, CLUSTER_NONE);
+	ilist_del(&si->lists[si->clusters[idx].list], swap_cluster_links(si),
+		  idx);
 }
 
 /*
@@ -283,29 +268,15 @@ static void cluster_list_del(struct swap_info *si, uint32_t idx)
 static void cluster_list_add(struct swap_info *si, uint32_t idx,
 			     enum swap_cluster_list list, bool head)
 {
-	struct swap_cluster *c = &si->clusters[idx];
-	struct swap_cluster_list_head *l = &si->lists[list];
+	struct ilist *l = &si->lists[list];
 
 	swap_assert_locked(si);
 	swap_assert_cluster_locked(si, idx);
-	c->list = list;
-	if (l->nr == 0) {
-		swap_cluster_set_prev(si, idx, CLUSTER_NONE);
-		swap_cluster_set_next(si, idx, CLUSTER_NONE);
-		l->head = idx;
-		l->tail = idx;
-	} else if (head) {
-		swap_cluster_set_prev(si, idx, CLUSTER_NONE);
-		swap_cluster_set_next(si, idx, l->head);
-		swap_cluster_set_prev(si, l->head, idx);
-		l->head = idx;
-	} else {
-		swap_cluster_set_next(si, idx, CLUSTER_NONE);
-		swap_cluster_set_prev(si, idx, l->tail);
-		swap_cluster_set_next(si, l->tail, idx);
-		l->tail = idx;
-	}
-	l->nr++;
+	si->clusters[idx].list = list;
+	if (head)
+		ilist_add_head(l, swap_cluster_links(si), idx);
+	else
+		ilist_add_tail(l, swap_cluster_links(si), idx);
 }
 
 /*
@@ -314,25 +285,16 @@ static void cluster_list_add(struct swap_info *si, uint32_t idx,
  */
 static void cluster_add_free_unprovisioned(struct swap_info *si, uint32_t idx)
 {
-	struct swap_cluster_list_head *l = &si->lists[CLUSTER_FREE];
-	struct swap_cluster *c = &si->clusters[idx];
-	uint32_t prev = CLUSTER_NONE, next = l->head;
+	struct ilist *l = &si->lists[CLUSTER_FREE];
+	uint32_t prev = ILIST_NIL, next = ilist_first(l);
 
 	swap_assert_cluster_locked(si, idx);
-	while (next != CLUSTER_NONE && si->clusters[next].provisioned) {
+	while (next != ILIST_NIL && si->clusters[next].provisioned) {
 		prev = next;
-		next = swap_cluster_next(si, next);
+		next = ilist_next(swap_cluster_links(si), next);
 	}
-	if (prev == CLUSTER_NONE || next == CLUSTER_NONE) {
-		cluster_list_add(si, idx, CLUSTER_FREE, prev == CLUSTER_NONE);
-		return;
-	}
-	c->list = CLUSTER_FREE;
-	swap_cluster_set_prev(si, idx, prev);
-	swap_cluster_set_next(si, idx, next);
-	swap_cluster_set_next(si, prev, idx);
-	swap_cluster_set_prev(si, next, idx);
-	l->nr++;
+	si->clusters[idx].list = CLUSTER_FREE;
+	ilist_add_after(l, swap_cluster_links(si), prev, idx);
 }
 
 static void cluster_move(struct swap_info *si, uint32_t idx,
@@ -508,10 +470,11 @@ static bool cluster_lock_run(struct swap_info *si, uint32_t idx,
 static int cluster_take_locked(struct swap_info *si, unsigned order,
 			       uint32_t *idx, uint32_t *offset)
 {
-	struct swap_cluster_list_head *nonfull = &si->lists[CLUSTER_NONFULL];
-	struct swap_cluster_list_head *frag = &si->lists[CLUSTER_FRAG];
-	struct swap_cluster_list_head *nearly = &si->lists[CLUSTER_NEARLY];
-	struct swap_cluster_list_head *free_list = &si->lists[CLUSTER_FREE];
+	const struct ilist_array links = swap_cluster_links(si);
+	struct ilist *nonfull = &si->lists[CLUSTER_NONFULL];
+	struct ilist *frag = &si->lists[CLUSTER_FRAG];
+	struct ilist *nearly = &si->lists[CLUSTER_NEARLY];
+	struct ilist *free_list = &si->lists[CLUSTER_FREE];
 	uint32_t probed = 0, i;
 	int err = -ENOSPC;
 
@@ -522,13 +485,13 @@ static int cluster_take_locked(struct swap_info *si, unsigned order,
 
 	/* Order 0: any slot does, fill the holes first (see "Why FRAG"). */
 	if (order == 0 && (frag->nr || nonfull->nr)) {
-		i = frag->nr ? frag->head : nonfull->head;
+		i = frag->nr ? ilist_first(frag) : ilist_first(nonfull);
 		if (cluster_lock_run(si, i, 0, offset))
 			goto take;
 		assert(!"a FRAG or NONFULL cluster without a free slot");
 	}
 	while (order && probed < SWAP_NONFULL_PROBE && nonfull->nr) {
-		i = nonfull->head;
+		i = ilist_first(nonfull);
 		swap_cluster_lock(si, i);
 		if (cluster_find_run(si, i, order, 0, offset))
 			goto take;
@@ -539,7 +502,7 @@ static int cluster_take_locked(struct swap_info *si, unsigned order,
 
 free_cluster:
 	if (free_list->nr) {
-		i = free_list->head;
+		i = ilist_first(free_list);
 		err = cluster_provision_locked(si, i);
 		if (!err) {
 			/* Free: no slot to count or free, nothing to race. */
@@ -552,14 +515,14 @@ free_cluster:
 		return err;
 
 	/* The probed clusters went to FRAG: walk the others, then FRAG. */
-	for (i = nonfull->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i))
+	ilist_for_each(i, nonfull, links)
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
-	for (i = frag->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i))
+	ilist_for_each(i, frag, links)
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
 	/* Then the nearly full. */
-	for (i = nearly->head; i != CLUSTER_NONE; i = swap_cluster_next(si, i))
+	ilist_for_each(i, nearly, links)
 		if (cluster_lock_run(si, i, order, offset))
 			goto take;
 	return err;
@@ -759,13 +722,13 @@ static uint32_t discard_run(struct swap_info *si, uint32_t max)
 static void discard_trim(struct swap_info *si, uint32_t max)
 {
 	struct swap_discard *d = si->discard;
-	struct swap_cluster_list_head *l = &si->lists[CLUSTER_FREE];
+	struct ilist *l = &si->lists[CLUSTER_FREE];
 	uint32_t idx, n = 0;
 
 	prim_mutex_lock(&si->lock);
-	while (!d->off && l->nr && si->clusters[l->head].provisioned &&
+	while (!d->off && l->nr && si->clusters[ilist_first(l)].provisioned &&
 	       d->nr < si->nr_clusters && n++ < max) {
-		idx = l->head;
+		idx = ilist_first(l);
 		swap_cluster_lock(si, idx);
 		cluster_list_del(si, idx);
 		d->queue[(d->head + d->nr) % si->nr_clusters] = idx;

@@ -120,14 +120,7 @@ void lru_add(struct region *r, uint32_t i, bool active)
 	if (atomic_load(&f->flags) & F_UNEVICTABLE)
 		return;		/* locked or pinned: on no list (mlock.c) */
 	active = id == LRU_ACTIVE;
-	f->prev = FOLIO_NIL;
-	f->next = l->head;
-	if (l->head != FOLIO_NIL)
-		r->folios[l->head].prev = i;
-	else
-		l->tail = i;
-	l->head = i;
-	l->nr_folios++;
+	ilist_add_head(&l->list, lru_folios(r), i);
 	l->nr_pages += folio_nr_pages(r, i);
 	if (active)
 		atomic_fetch_add(&r->rt->active_pages, folio_nr_pages(r, i));
@@ -142,15 +135,7 @@ void lru_del(struct region *r, uint32_t i)
 	struct lru_list *l = &r->lru[lru_of(fl, fl & F_ACTIVE)];
 
 	assert(fl & F_LRU);
-	if (f->prev != FOLIO_NIL)
-		r->folios[f->prev].next = f->next;
-	else
-		l->head = f->next;
-	if (f->next != FOLIO_NIL)
-		r->folios[f->next].prev = f->prev;
-	else
-		l->tail = f->prev;
-	l->nr_folios--;
+	ilist_del(&l->list, lru_folios(r), i);
 	l->nr_pages -= folio_nr_pages(r, i);
 	if (fl & F_ACTIVE)
 		atomic_fetch_sub(&r->rt->active_pages, folio_nr_pages(r, i));
@@ -183,7 +168,7 @@ static void shrink_active_list(struct uswap_runtime *rt, struct region *r)
 
 	while (r->lru[LRU_INACTIVE].nr_pages < r->lru[LRU_ACTIVE].nr_pages &&
 	       moved < BATCH_PAGES) {
-		uint32_t i = r->lru[LRU_ACTIVE].tail;
+		uint32_t i = ilist_last(&r->lru[LRU_ACTIVE].list);
 		uint32_t nr = folio_nr_pages(r, i);
 
 		atomic_fetch_and(&r->folios[i].flags, ~F_REFERENCED);
@@ -240,8 +225,8 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 		shrink_active_list(rt, r);
 	while (pages < BATCH_PAGES && scanned < SCAN_FACTOR * BATCH_PAGES &&
 	       nv < MAX_VICTIMS && na < MAX_VICTIMS &&
-	       r->lru[list].tail != FOLIO_NIL) {
-		uint32_t i = r->lru[list].tail;
+	       !ilist_empty(&r->lru[list].list)) {
+		uint32_t i = ilist_last(&r->lru[list].list);
 		struct folio *f = &r->folios[i];
 		uint32_t fl = atomic_load(&f->flags), nr, page;
 		struct victim *v;
@@ -713,10 +698,10 @@ static struct region *next_region(struct reclaimer *rc)
 
 		pthread_mutex_lock(&r->lru_lock);
 		if (rc->tier >= 0)
-			any = r->lru[LRU_DEMOTED].nr_folios;
+			any = r->lru[LRU_DEMOTED].list.nr;
 		else
-			any = r->lru[LRU_INACTIVE].nr_folios ||
-			      r->lru[LRU_ACTIVE].nr_folios;
+			any = r->lru[LRU_INACTIVE].list.nr ||
+			      r->lru[LRU_ACTIVE].list.nr;
 		pthread_mutex_unlock(&r->lru_lock);
 		if (any)
 			return r;
@@ -967,14 +952,7 @@ static void lru_add_tail(struct region *r, uint32_t i)
 	struct lru_list *l = &r->lru[LRU_INACTIVE];
 
 	assert(!(atomic_load(&f->flags) & (F_LRU | F_DEMOTED)));
-	f->next = FOLIO_NIL;
-	f->prev = l->tail;
-	if (l->tail != FOLIO_NIL)
-		r->folios[l->tail].next = i;
-	else
-		l->head = i;
-	l->tail = i;
-	l->nr_folios++;
+	ilist_add_tail(&l->list, lru_folios(r), i);
 	l->nr_pages += folio_nr_pages(r, i);
 	atomic_fetch_or(&f->flags, F_LRU);
 }

@@ -78,38 +78,26 @@ static uint32_t entry_alloc(struct zswap *zs)
 	uint32_t id = zs->free_head;
 
 	if (id != ENT_NIL) {
-		zs->free_head = zs->ent[id].next;
+		zs->free_head = zs->ent[id].lru.next;
 		return id;
 	}
 	return zs->next_unused++;	/* sized for one entry per slot */
 }
 
+/* The entries handed out so far, as the LRU's element array (ilist.h). */
+static struct ilist_array lru_entries(struct zswap *zs)
+{
+	return ILIST_ARRAY(zs->ent, zs->next_unused, lru);
+}
+
 void zswap_lru_unlink(struct zswap *zs, uint32_t id)
 {
-	struct zswap_entry *e = &zs->ent[id];
-
-	if (e->prev != ENT_NIL)
-		zs->ent[e->prev].next = e->next;
-	else
-		zs->lru_head = e->next;
-	if (e->next != ENT_NIL)
-		zs->ent[e->next].prev = e->prev;
-	else
-		zs->lru_tail = e->prev;
-	e->next = e->prev = ENT_NIL;
+	ilist_del(&zs->lru, lru_entries(zs), id);
 }
 
 void zswap_lru_push(struct zswap *zs, uint32_t id)
 {
-	struct zswap_entry *e = &zs->ent[id];
-
-	e->prev = ENT_NIL;
-	e->next = zs->lru_head;
-	if (zs->lru_head != ENT_NIL)
-		zs->ent[zs->lru_head].prev = id;
-	else
-		zs->lru_tail = id;
-	zs->lru_head = id;
+	ilist_add_head(&zs->lru, lru_entries(zs), id);
 }
 
 /* The entry's last page went: free its object and the entry. */
@@ -126,7 +114,7 @@ static void entry_release(struct zswap *zs, uint32_t id)
 		zswap_ctr_add(zs, ZC_CBYTES, -(int64_t)e->clen);
 	}
 	memset(e, 0, sizeof(*e));
-	e->next = zs->free_head;
+	e->lru.next = zs->free_head;
 	zs->free_head = id;
 }
 
@@ -636,6 +624,7 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 		}
 	}
 	zs->next_unused = 1;
+	ilist_init(&zs->lru);
 
 	/* The arena holds the limit plus what one store may overshoot it by. */
 	zs->pool = zs_create(p->max_bytes + 2 * p->max_unit + (4u << 20),

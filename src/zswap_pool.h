@@ -38,7 +38,7 @@ struct zswap_entry {
 	uint64_t value;		/* ZE_SAME: the word; else the pool handle */
 	uint32_t clen;		/* bytes of the pool object */
 	uint32_t crc;		/* crc32c of those bytes */
-	uint32_t next, prev;	/* LRU, newest at the head; free list: next */
+	struct ilist_link lru;	/* LRU, newest first; free list: lru.next */
 	uint32_t slot;		/* the unit's first slot */
 	uint16_t nr;		/* pages in the unit */
 	uint16_t live;		/* slots still mapped to the entry */
@@ -86,7 +86,7 @@ struct zswap {
 	struct zswap_entry *ent;	/* index 0 unused */
 	size_t ent_len;
 	uint32_t free_head, next_unused;
-	uint32_t lru_head, lru_tail;
+	struct ilist lru;		/* entries on the LRU (ilist.h) */
 
 	uint64_t max_pages, accept_pages;
 	_Atomic int64_t pool_pages;

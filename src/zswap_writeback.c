@@ -145,7 +145,8 @@ static unsigned take_units(struct zswap *zs, struct zswap_wb_batch *b)
 	unsigned n = 0;
 
 	pthread_mutex_lock(&zs->lock);
-	while (n < WB_BATCH_UNITS && (id = zs->lru_tail) != ENT_NIL &&
+	while (n < WB_BATCH_UNITS &&
+	       (id = ilist_last(&zs->lru)) != ILIST_NIL &&
 	       pages + zs->ent[id].nr <= b->cap) {
 		struct wb_unit *u = &b->unit[n++];
 

@@ -543,7 +543,7 @@ static void test_provision(void)
 	check(si->clusters[0].list == CLUSTER_FREE &&
 	      !si->clusters[0].provisioned &&
 	      si->lists[CLUSTER_FREE].nr == 3 &&
-	      si->lists[CLUSTER_FREE].head == 0 &&
+	      ilist_first(&si->lists[CLUSTER_FREE]) == 0 &&
 	      m.ctx[0].cluster == CLUSTER_NONE && swap_inuse_slots(si) == 0,
 	      "failed provision changed the device");
 	model_check(&m);
@@ -606,7 +606,8 @@ static void test_reuse(void)
 	step_release(&m, 0);
 	model_check(&m);
 	step_what = "reuse";
-	check(m.si.lists[CLUSTER_FREE].head == 0, "freed cluster not at head");
+	check(ilist_first(&m.si.lists[CLUSTER_FREE]) == 0,
+	      "freed cluster not at head");
 	check(step_alloc(&m, 1, 0) == 0 && m.ctx[1].cluster == 0 &&
 	      m.prov_ok[1] == 0, "a new cluster was provisioned");
 	model_check(&m);
