@@ -45,10 +45,15 @@ endif
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wpointer-arith -Wformat=2
 CFLAGS ?= -O2 -g
-ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iinclude -Isrc -pthread
+# The library's subsystems are folders of src/ (docs/design.md, "Where the
+# code is"): the swap devices, the compressed pool, the memory tiers.
+SRC_DIRS := src src/swap src/zswap src/tiers
+SRC_INC := $(SRC_DIRS:%=-I%)
+SRC_HDRS := $(wildcard $(SRC_DIRS:%=%/*.h))
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iinclude $(SRC_INC) -pthread
 LDLIBS := -pthread -llz4 -lzstd -lz -luring -lsodium
 
-LIB_SRCS := $(wildcard src/*.c)
+LIB_SRCS := $(wildcard $(SRC_DIRS:%=%/*.c))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)
 PIC_OBJS := $(LIB_SRCS:src/%.c=$(B)/pic/%.o)
 
@@ -76,9 +81,11 @@ asan tsan:
 deps:
 	@scripts/deps.sh
 
-$(B)/obj/%.o: src/%.c $(wildcard src/*.h) include/uswap.h | $(B)/obj
+$(B)/obj/%.o: src/%.c $(SRC_HDRS) include/uswap.h
+	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
-$(B)/pic/%.o: src/%.c $(wildcard src/*.h) include/uswap.h | $(B)/pic
+$(B)/pic/%.o: src/%.c $(SRC_HDRS) include/uswap.h
+	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 $(B)/libuswap.a: $(LIB_OBJS)
@@ -96,14 +103,15 @@ else
 PRELOAD_CFLAGS := $(filter-out $(SANFLAGS),$(ALL_CFLAGS))
 PRELOAD_OBJS := $(LIB_SRCS:src/%.c=$(B)/plain-pic/%.o)
 endif
-$(B)/plain-pic/%.o: src/%.c $(wildcard src/*.h) include/uswap.h | $(B)/plain-pic
+$(B)/plain-pic/%.o: src/%.c $(SRC_HDRS) include/uswap.h
+	@mkdir -p $(dir $@)
 	$(CC) $(PRELOAD_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 $(B)/libuswap_preload.so: $(wildcard preload/*.c) $(PRELOAD_OBJS) preload/preload.map
 	$(CC) $(PRELOAD_CFLAGS) -shared -fPIC -fvisibility=hidden -Wl,--version-script=preload/preload.map \
 		-o $@ $(wildcard preload/*.c) $(PRELOAD_OBJS) $(LDLIBS) -ldl
 # The CLI is a program of the library's users: the public header only.
 $(B)/uswap: $(wildcard cli/*.c) $(wildcard cli/*.h) $(B)/libuswap.a
-	$(CC) $(filter-out -Isrc,$(ALL_CFLAGS)) -o $@ $(filter %.c,$^) $(B)/libuswap.a $(LDLIBS)
+	$(CC) $(filter-out $(SRC_INC),$(ALL_CFLAGS)) -o $@ $(filter %.c,$^) $(B)/libuswap.a $(LDLIBS)
 
 $(B)/tests/unit/%: tests/unit/%.c $(B)/libuswap.a $(wildcard tests/*.h tests/unit/*.h) | $(B)/tests/unit
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
@@ -116,9 +124,9 @@ $(B)/tests/soak/%: tests/soak/%.c $(B)/libuswap.a $(wildcard tests/*.h)
 # corpora in tests/fuzz/corpus/NAME); "make fuzz" builds them for libFuzzer.
 $(B)/tests/fuzz/%: tests/fuzz/%_fuzz.c tests/fuzz/replay.c $(B)/libuswap.a | $(B)/tests/fuzz
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< tests/fuzz/replay.c $(B)/libuswap.a $(LDLIBS) -lm
-build/fuzz/%: tests/fuzz/%_fuzz.c $(LIB_SRCS) $(wildcard src/*.h)
+build/fuzz/%: tests/fuzz/%_fuzz.c $(LIB_SRCS) $(SRC_HDRS)
 	@mkdir -p build/fuzz
-	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude -Isrc -Itests -pthread \
+	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude $(SRC_INC) -Itests -pthread \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(LIB_SRCS) $(LDLIBS) -lm
 fuzz: $(FUZZ_SRCS:tests/fuzz/%_fuzz.c=build/fuzz/%)
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * slotalloc.c - the slot allocator alone (src/swapfile.c, src/swap_map.c):
+ * slotalloc.c - the slot allocator alone (src/swap/swapfile.c, src/swap/swap_map.c):
  * how many allocations and frees a second it serves to N threads at once,
  * with no I/O.
  *

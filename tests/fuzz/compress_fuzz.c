@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * compress_fuzz.c - the compressor front end (src/compress.c), the
+ * compress_fuzz.c - the compressor front end (src/zswap/compress.c), the
  * same-filled test and crc32c (src/crc32c.c), driven by fuzz input.
  *
  * Input: seven header bytes, then the payload (missing bytes read as 0):

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * demotion_fuzz.c - the demotion override parser (src/demotion_override.c)
- * and the demotion target computation (src/memory_tiers.c) against a
+ * demotion_fuzz.c - the demotion override parser (src/tiers/demotion_override.c)
+ * and the demotion target computation (src/tiers/memory_tiers.c) against a
  * reference model.
  *
  * The first byte h picks what to fuzz (h & 3) and the topology; for modes

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * swapfile_fuzz.c - the slot map and cluster allocator (src/swap_map.c,
- * src/swapfile.c) against a reference model of use counts, driven by fuzz
+ * swapfile_fuzz.c - the slot map and cluster allocator (src/swap/swap_map.c,
+ * src/swap/swapfile.c) against a reference model of use counts, driven by fuzz
  * input.
  *
  * The first byte h sets up the device: 1..8 clusters (h & 7; more than

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * zsmalloc_fuzz.c - the compressed pool's allocator (src/zsmalloc.c)
+ * zsmalloc_fuzz.c - the compressed pool's allocator (src/zswap/zsmalloc.c)
  * against a reference model, driven by fuzz input.
  *
  * The input is a sequence of operations on a 4 MiB pool holding at most

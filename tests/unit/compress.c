@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Description: the compressor front end (src/compress.c) round-trips mixed
+ * Description: the compressor front end (src/zswap/compress.c) round-trips mixed
  * data with every compressor, refuses what does not fit, survives corrupt
  * input, parses specs, finds same-filled pages, and never calls malloc
  * after comp_ctx_create().

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: encryption at rest (src/crypt.c) and the sealed I/O paths of
- * src/swap_seal.c, on a real swap file in a temporary directory.
+ * src/swap/swap_seal.c, on a real swap file in a temporary directory.
  *
  *  - one slot: what is sealed opens in place to the same bytes, and is not
  *    them; a flipped byte of the ciphertext, of the tag, a changed counter,

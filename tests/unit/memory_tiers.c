@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * memory_tiers.c - memory tiers and demotion targets (src/memory_tiers.c)
+ * memory_tiers.c - memory tiers and demotion targets (src/tiers/memory_tiers.c)
  * against the fixture sysfs trees of tests/fixtures/sysfs-tiers (two
  * sockets; three tiers; four sockets with a memory node each; explicit
  * memory_tiering; sparse node ids), bad sysfs files, the override parser
- * (src/demotion_override.c) with its exact messages, and random overrides
+ * (src/tiers/demotion_override.c) with its exact messages, and random overrides
  * against a reference model of reachability.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: swap device I/O (src/page_io.c) and discard of freed
- * clusters (src/swapfile.c), on a real swap file in a temporary directory.
+ * Description: swap device I/O (src/swap/page_io.c) and discard of freed
+ * clusters (src/swap/swapfile.c), on a real swap file in a temporary directory.
  *
  *  - batched writes of every run of a 64 MiB device (random offsets,
  *    1..512 slots, each run split into random iovecs, batches of 1..64)

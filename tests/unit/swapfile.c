@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Description: the swap slot allocator (src/swapfile.c, src/swap_map.c)
+ * Description: the swap slot allocator (src/swap/swapfile.c, src/swap/swap_map.c)
  * matches a reference model of use counts under random alloc / free / dup /
  * release sequences.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Description: the slot allocator's two levels of locks (src/swapfile.c,
- * src/swap_map.c) under threads that allocate, free, dup and count at once,
+ * Description: the slot allocator's two levels of locks (src/swap/swapfile.c,
+ * src/swap/swap_map.c) under threads that allocate, free, dup and count at once,
  * and free each other's slots, on a device small enough that clusters
  * change lists all the time.
  *

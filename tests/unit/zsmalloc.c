@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: the compressed pool's allocator (src/zsmalloc.c) keeps every
+ * Description: the compressed pool's allocator (src/zswap/zsmalloc.c) keeps every
  * object's bytes, its counters and its memory limit, and packs objects
  * tightly once compacted.
  *
