@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "unitlib.h"
-#include "../../src/zswap.c"
+#include "../../src/zswap/zswap.c"
 #include "swap_io.h"
 
 #define FOLIOS	24
