@@ -88,6 +88,7 @@ void zswap_lru_unlink(struct zswap *zs, uint32_t id)
 {
 	struct zswap_entry *e = &zs->ent[id];
 
+	lock_assert_held(&zs->lock);
 	if (e->prev != ENT_NIL)
 		zs->ent[e->prev].next = e->next;
 	else
@@ -103,6 +104,7 @@ void zswap_lru_push(struct zswap *zs, uint32_t id)
 {
 	struct zswap_entry *e = &zs->ent[id];
 
+	lock_assert_held(&zs->lock);
 	e->prev = ENT_NIL;
 	e->next = zs->lru_head;
 	if (zs->lru_head != ENT_NIL)
