@@ -6,6 +6,7 @@
 #   make asan check / make tsan check
 #                   the same with AddressSanitizer / ThreadSanitizer
 #   make CC=clang   build with clang
+#   make debug [check]  build/debug: asserts the locks each "Caller holds" names and runs the consistency checkers (src/lockdep.h)
 #   make fuzz       build the libFuzzer targets (tests/fuzz) into build/fuzz
 #   make docs       write the option list of docs/uswap.1 from the option table
 #   make lint       the docs and comments name what exists; options documented
@@ -20,7 +21,7 @@
 #   make soak DURATION=30
 #                   the randomized soak (tests/soak/run) for DURATION minutes
 #
-# Everything goes to $(B) (build/, build/asan, build/tsan).
+# Everything goes to $(B) (build/, build/asan, build/tsan, build/debug).
 
 CC ?= cc
 SAN ?=
@@ -30,9 +31,12 @@ endif
 ifneq ($(filter tsan,$(MAKECMDGOALS)),)
 SAN := tsan
 endif
+ifneq ($(filter debug,$(MAKECMDGOALS)),)
+DEBUG := 1
+endif
 
 ifeq ($(SAN),)
-B ?= build
+B ?= $(if $(DEBUG),build/debug,build)
 SANFLAGS :=
 else ifeq ($(SAN),asan)
 B ?= build/asan
@@ -53,6 +57,23 @@ SRC_HDRS := $(wildcard $(SRC_DIRS:%=%/*.h))
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iinclude $(SRC_INC) -pthread
 LDLIBS := -pthread -llz4 -lzstd -lz -luring -lsodium
 
+# The debug flavour (src/lockdep.h): USWAP_DEBUG turns the lock assertions
+# and the consistency checkers on; the linker sends every pthread mutex and
+# rwlock call through src/lockdep.c, which records what each thread holds.
+ifneq ($(DEBUG),)
+ifneq ($(SAN),)
+$(error the debug flavour is built without a sanitizer)
+endif
+ALL_CFLAGS += -DUSWAP_DEBUG -O1 -g
+LOCKDEP_WRAP := pthread_mutex_lock pthread_mutex_trylock pthread_mutex_timedlock \
+	pthread_mutex_clocklock pthread_mutex_unlock pthread_mutex_init pthread_mutex_destroy \
+	pthread_rwlock_rdlock pthread_rwlock_tryrdlock pthread_rwlock_timedrdlock \
+	pthread_rwlock_clockrdlock pthread_rwlock_wrlock pthread_rwlock_trywrlock \
+	pthread_rwlock_timedwrlock pthread_rwlock_clockwrlock pthread_rwlock_unlock \
+	pthread_rwlock_init pthread_rwlock_destroy
+LDLIBS += $(LOCKDEP_WRAP:%=-Wl,--wrap=%)
+endif
+
 LIB_SRCS := $(wildcard $(SRC_DIRS:%=%/*.c))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)
 PIC_OBJS := $(LIB_SRCS:src/%.c=$(B)/pic/%.o)
@@ -71,12 +92,14 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(B)/bench/%)
 TARGETS := $(B)/libuswap.a $(B)/libuswap.so $(B)/libuswap_preload.so $(B)/uswap \
 	$(UNIT_BINS) $(E2E_BINS) $(FUZZ_BINS) $(BENCH_BINS) $(SOAK_BINS)
 
-.PHONY: all deps demo check lint asan tsan bench fuzz clean format format-check numa-check print-ldlibs docs
+.PHONY: all deps demo check lint asan tsan debug bench fuzz clean format format-check numa-check print-ldlibs docs
 all: $(TARGETS)
 
-# Flavour words: "make asan check" builds and tests the asan flavour.
+# Flavour words: "make asan check" builds and tests the asan flavour;
+# "make debug" builds the debug flavour, "make debug check" tests it.
 asan tsan:
 	@:
+debug: all
 
 deps:
 	@scripts/deps.sh

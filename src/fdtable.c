@@ -309,6 +309,7 @@ static int place_high(int fd, int from)
 {
 	int nfd = fcntl(fd, F_DUPFD_CLOEXEC, from);
 
+	lock_assert_held(&fdt.lock);
 	while (nfd >= 0 && number_taken(nfd)) {
 		int next = fcntl(fd, F_DUPFD_CLOEXEC, nfd + 1);
 
@@ -419,6 +420,7 @@ static struct fd_entry *release_lookup(int fd, const void *tag, pid_t me,
 	struct fd_entry *prog = NULL, *foreign = NULL;
 	unsigned i, hw = atomic_load(&fdt.hw);
 
+	lock_assert_held(&fdt.lock);
 	*elsewhere = false;
 	for (i = 0; i < hw; i++) {
 		struct fd_entry *e = &fdt.e[i];

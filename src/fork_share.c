@@ -236,6 +236,7 @@ static uint64_t sweep_folios(struct uswap_runtime *rt, struct region *r,
 	uint32_t k, p, first;
 	size_t len;
 
+	lock_assert_held_read(&rt->op_lock);
 	pthread_mutex_lock(&r->lru_lock);
 	for (k = i; k <= j; k++) {
 		uint32_t fl = k < j ? atomic_load(&r->folios[k].flags) : 0;
@@ -287,6 +288,7 @@ void share_sweep(struct uswap_runtime *rt)
 	uint64_t last = atomic_load(&rt->share_swept_us);
 	unsigned n;
 
+	lock_assert_none_held();
 	if (now - last < 100000 ||
 	    !atomic_compare_exchange_strong(&rt->share_swept_us, &last, now))
 		return;

@@ -18,6 +18,7 @@
 #include "uswap.h"
 #include "fdtable.h"
 #include "ilist.h"
+#include "lockdep.h"
 #include "swap.h"
 #include "zswap.h"
 #include "memory_tiers.h"
@@ -876,6 +877,15 @@ void *reclaim_thread_main(void *arg);
 void lru_hint_range(struct uswap_runtime *rt, struct region *r, uintptr_t start,
 		    uintptr_t end, bool pageout);
 
+/* debug_check.c: the consistency checkers, in the debug build only. */
+#ifdef USWAP_DEBUG
+void debug_check_swap(struct uswap_runtime *rt, const char *where);
+void debug_check_pool(struct uswap_runtime *rt, const char *where);
+#else
+#define debug_check_swap(rt, where)	((void)(rt))
+#define debug_check_pool(rt, where)	((void)(rt))
+#endif
+
 /* workingset.c: refault detection. */
 void workingset_eviction(struct uswap_runtime *rt, struct region *r,
 			 struct folio *f, unsigned nr_pages);
@@ -923,6 +933,7 @@ void vma_map_destroy(struct vma_map *m);
 static inline bool folio_unevictable(struct uswap_runtime *rt, uintptr_t addr,
 				     size_t len)
 {
+	lock_assert_held(&rt->op_lock);
 	return vma_flags(&rt->vmas, addr, addr + len) & (VMA_LOCKED | VMA_PINNED);
 }
 /* Mark the resident folios of [start, end) by their locks and pins, and

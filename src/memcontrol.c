@@ -458,6 +458,7 @@ uint64_t memcg_charge(struct uswap_runtime *rt, unsigned nr)
 	struct memcg *mc = rt->memcg;
 	uint64_t t0, now, waited;
 
+	lock_assert_none_held();
 	if (likely(try_charge(rt, nr, false)))
 		goto charged;
 	if (hold_admit(rt, nr))		/* held for a dump or a debugger */
@@ -1023,6 +1024,7 @@ static bool member_alive_locked(struct memcg *mc, unsigned m, int pid)
 	ssize_t n;
 	int fd;
 
+	lock_assert_held(&proc_lock);
 	if (prim_kill(pid, 0) == -ESRCH)
 		return false;
 	if (start_time(pid) != atomic_load(&mc->member[m].start_time))

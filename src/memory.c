@@ -375,6 +375,7 @@ static void fault_lost(struct uswap_runtime *rt, struct region *r,
 		       struct folio *f, uint32_t fl, uintptr_t addr, size_t len,
 		       uint32_t page, int err)
 {
+	lock_assert_held_read(&rt->op_lock);
 	count_event(rt, err == -EBADMSG ? USWAP_SWAP_CORRUPT :
 		    USWAP_SWAP_IO_ERROR, 1);
 	if (!(rt->features & UFFD_FEATURE_POISON)) {

@@ -66,6 +66,7 @@ void unevictable_update(struct uswap_runtime *rt, uintptr_t start,
 {
 	unsigned n;
 
+	lock_assert_held_write(&rt->op_lock);
 	for (n = 0; n < rt->nr_regions; n++) {
 		struct region *r = rt->regions[n];
 		uintptr_t a = MAX(start, r->start), b = MIN(end, r->end);
@@ -294,6 +295,7 @@ void mlock_new_region(struct uswap_runtime *rt, uintptr_t start, size_t len,
 	uint8_t lock = rt->mcl & MCL_ONFAULT ? VMA_LOCK_ONFAULT : VMA_LOCK_ALL;
 	uint32_t i;
 
+	lock_assert_held_write(&rt->op_lock);
 	if (!r)
 		return;
 	if (locked && vma_update(&rt->vmas, start, start + len, set_lock, &lock))
@@ -413,6 +415,7 @@ static void unpin_locked(struct uswap_runtime *rt, int ring_fd, bool any_owner,
 	const int minus = -1;
 	unsigned k = 0, n = 0;
 
+	lock_assert_held_write(&rt->op_lock);
 	for (k = 0; k < rt->nr_pins; k++) {
 		struct pin *p = &rt->pins[k];
 
@@ -453,6 +456,7 @@ void mlock_forget(struct uswap_runtime *rt, uintptr_t start, uintptr_t end)
 {
 	unsigned k, n = 0;
 
+	lock_assert_held_write(&rt->op_lock);
 	for (k = 0; k < rt->nr_pins; k++)
 		if (rt->pins[k].start < start || rt->pins[k].end > end)
 			rt->pins[n++] = rt->pins[k];

@@ -166,6 +166,7 @@ static int unmap_managed_locked(struct uswap_runtime *rt, uintptr_t s,
 	unsigned i = 0;
 	int err = 0;
 
+	lock_assert_held_write(&rt->op_lock);
 	/* Who else maps a page shared by fork, and the unmap, at once. */
 	if (kernel_unmap)
 		memcg_share_lock(rt->memcg);
@@ -296,6 +297,7 @@ EXPORT int uswap_munmap(struct uswap_runtime *rt, void *addr, size_t len)
 	 */
 	err = unmap_managed_locked(rt, s, e, true);
 	settle_done(rt);
+	debug_check_swap(rt, "munmap");
 	if (err) {
 		errno = -err;
 		return -1;

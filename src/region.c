@@ -73,6 +73,7 @@ struct region *region_find_locked(struct uswap_runtime *rt, uintptr_t addr)
 {
 	unsigned lo = 0, hi = rt->nr_regions;
 
+	lock_assert_held(&rt->op_lock);
 	while (lo < hi) {
 		unsigned mid = (lo + hi) / 2;
 		struct region *r = rt->regions[mid];
@@ -213,6 +214,7 @@ int region_add(struct uswap_runtime *rt, uintptr_t start, size_t len)
 	struct region *r = region_alloc(rt, start, start + len, origin);
 	int err;
 
+	lock_assert_held_write(&rt->op_lock);
 	if (!r)
 		return -ENOMEM;
 	/* userfaultfd never builds huge pages; keep khugepaged away too. */
@@ -292,6 +294,7 @@ static struct region *region_clone(struct region *r, uintptr_t start,
 		SHADOW(&n->folios[i - first]) = SHADOW(&r->folios[i]);
 	}
 	/* Rebuild the LRU lists, oldest first, so that order is kept. */
+	pthread_mutex_lock(&n->lru_lock);	/* n is ours alone: lru_add() asserts it */
 	for (lru = 0; lru < NR_LRU_LISTS; lru++) {
 		uint32_t f = ilist_last(&r->lru[lru].list);
 
@@ -303,6 +306,7 @@ static struct region *region_clone(struct region *r, uintptr_t start,
 			f = prev;
 		}
 	}
+	pthread_mutex_unlock(&n->lru_lock);
 	return n;
 }
 
@@ -417,6 +421,7 @@ int region_cut(struct uswap_runtime *rt, struct region *r, uintptr_t start,
 	struct region *head = NULL, *tail = NULL;
 	int err = 0;
 
+	lock_assert_held_write(&rt->op_lock);
 	if (start > r->start) {
 		head = region_clone(r, r->start, start, 0, start);
 		if (!head)
@@ -444,6 +449,7 @@ struct region *region_next_locked(struct uswap_runtime *rt, uintptr_t addr)
 {
 	unsigned i = region_lower_bound(rt, addr);
 
+	lock_assert_held(&rt->op_lock);
 	return i < rt->nr_regions ? rt->regions[i] : NULL;
 }
 
@@ -463,6 +469,7 @@ int region_isolate(struct uswap_runtime *rt, uintptr_t start, uintptr_t end,
 	unsigned k, n = 0;
 	int err = -ENOMEM;
 
+	lock_assert_held_write(&rt->op_lock);
 	assert(r && end <= r->end && start < end);
 	if (start == r->start && end == r->end) {
 		*rp = r;
@@ -564,6 +571,7 @@ static void rearm_moved(struct uswap_runtime *rt, struct region *n)
 	uintptr_t run_start = 0, run_end = 0;
 	uint32_t i;
 
+	lock_assert_held_write(&rt->op_lock);
 	if (!rt->have_wp)
 		return;
 	for (i = 0; i <= n->nr_folios; i++) {
@@ -601,6 +609,7 @@ int region_move(struct uswap_runtime *rt, struct region *r, uintptr_t new_start,
 	struct region *n;
 	int err;
 
+	lock_assert_held_write(&rt->op_lock);
 	n = region_clone(r, r->start, r->start + keep, shift,
 			 new_start + new_len);
 	if (!n)

@@ -104,6 +104,7 @@ static void wake_pipe_close(struct uswap_runtime *rt)
  */
 static void live_put_locked(void)
 {
+	lock_assert_held(&runtimes_lock);
 	assert(nr_live > 0);
 	if (--nr_live == 0)
 		prim_self_pidfd_close();
@@ -137,6 +138,7 @@ static void fork_prepare(void)
 		if (!rt || rt->defunct)
 			continue;
 		settle_range(rt, 0, UINTPTR_MAX);
+		debug_check_swap(rt, "fork");
 		if (rt->zswap)
 			zswap_fork_prepare(rt->zswap);
 		fork_share_parent(rt);
@@ -356,8 +358,11 @@ static int child_restart(struct uswap_runtime *rt)
 		if (err)
 			return err;
 	}
+	/* Alone in the child, but the table's functions assert the lock. */
+	pthread_rwlock_wrlock(&rt->op_lock);
 	child_drop_unforked(rt);
 	child_drop_clean(rt);
+	pthread_rwlock_unlock(&rt->op_lock);
 	for (n = 0; n < rt->nr_regions; n++)
 		managed += rt->regions[n]->end - rt->regions[n]->start;
 	atomic_store(&rt->stat->ev[USWAP_MANAGED_BYTES], managed);
@@ -378,7 +383,9 @@ static int child_restart(struct uswap_runtime *rt)
 	err = fork_share_child(rt);
 	if (err)
 		return err;
+	pthread_rwlock_wrlock(&rt->op_lock);
 	mlock_fork_child(rt);
+	pthread_rwlock_unlock(&rt->op_lock);
 	wake_pipe_close(rt);
 	err = wake_pipe_open(rt);
 	if (err)
@@ -942,6 +949,8 @@ void runtime_release(struct uswap_runtime *rt, bool destroy)
 	prim_munmap(rt->zero_buf, (size_t)1 << MAX_FOLIO_SHIFT);
 	prim_free(rt->thread_bufs, fsize * rt->opt.fault_threads);
 	tiering_destroy(rt);
+	debug_check_pool(rt, "runtime release");
+	debug_check_swap(rt, "runtime release");
 	zswap_stop(rt);
 	swapoff_all(rt);
 	memcg_destroy(rt);

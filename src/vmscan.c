@@ -116,6 +116,7 @@ void lru_add(struct region *r, uint32_t i, bool active)
 	enum lru_list_id id = lru_of(atomic_load(&f->flags), active);
 	struct lru_list *l = &r->lru[id];
 
+	lock_assert_held(&r->lru_lock);
 	assert(!(atomic_load(&f->flags) & F_LRU));
 	if (atomic_load(&f->flags) & F_UNEVICTABLE)
 		return;		/* locked or pinned: on no list (mlock.c) */
@@ -134,6 +135,7 @@ void lru_del(struct region *r, uint32_t i)
 	uint32_t fl = atomic_load(&f->flags);
 	struct lru_list *l = &r->lru[lru_of(fl, fl & F_ACTIVE)];
 
+	lock_assert_held(&r->lru_lock);
 	assert(fl & F_LRU);
 	ilist_del(&l->list, lru_folios(r), i);
 	l->nr_pages -= folio_nr_pages(r, i);
@@ -154,6 +156,7 @@ static void lru_move(struct region *r, uint32_t i, bool active)
  */
 static bool region_busy(const struct region *r)
 {
+	lock_assert_held_read(&r->rt->op_lock);
 	return r->busy_end != 0;
 }
 
@@ -166,6 +169,7 @@ static void shrink_active_list(struct uswap_runtime *rt, struct region *r)
 {
 	unsigned moved = 0;
 
+	lock_assert_held(&r->lru_lock);
 	while (r->lru[LRU_INACTIVE].nr_pages < r->lru[LRU_ACTIVE].nr_pages &&
 	       moved < BATCH_PAGES) {
 		uint32_t i = ilist_last(&r->lru[LRU_ACTIVE].list);
@@ -188,6 +192,7 @@ static void folio_referenced(struct uswap_runtime *rt, struct region *r,
 {
 	struct folio *f = &r->folios[i];
 
+	lock_assert_held(&r->lru_lock);
 	atomic_fetch_and(&f->flags, ~F_REFERENCED);
 	if (atomic_load(&f->flags) & F_DEMOTED) {
 		atomic_fetch_or(&f->flags, F_PROMOTE);
@@ -215,6 +220,7 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 	unsigned nv = 0, na = 0, pages = 0, scanned = 0;
 	enum lru_list_id list = rc->tier >= 0 ? LRU_DEMOTED : LRU_INACTIVE;
 
+	lock_assert_held_read(&rt->op_lock);
 	*nr_arm = 0;
 	if (region_busy(r)) {
 		rc->in_flight = true;
@@ -533,6 +539,7 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 	bool shared = false;
 	uint32_t p;
 
+	lock_assert_held_read(&rt->op_lock);
 	for (k = 0, first = 0; k < nv; k++) {
 		struct victim *v = &rc->victims[k];
 		struct folio *f = &v->r->folios[v->folio];
@@ -651,6 +658,7 @@ static unsigned demote_victims(struct reclaimer *rc, unsigned nv)
 	struct uswap_runtime *rt = rc->rt;
 	unsigned k, left = 0;
 
+	lock_assert_not_held(&rt->op_lock);
 	if (!rt->tiering || !nv)
 		return nv;
 	for (k = 0; k < nv; k++)
@@ -759,6 +767,7 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 	freed += zap_victims(rc, nv);
 	pthread_rwlock_unlock(&rt->op_lock);
 	region_put(r);
+	debug_check_swap(rt, "the end of a reclaim batch");
 	/* Arming or activating is progress too: the next batch can evict. */
 	return freed ? freed : (na ? 1 : 0);
 }
@@ -974,6 +983,7 @@ void lru_hint_range(struct uswap_runtime *rt, struct region *r, uintptr_t start,
 	uint64_t pages = 0, deactivated = 0;
 	size_t len;
 
+	lock_assert_held_write(&rt->op_lock);
 	region_folios_in(r, start, end, &first, &last);
 	pthread_mutex_lock(&r->lru_lock);
 	for (i = last; i-- > first;) {

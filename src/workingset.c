@@ -26,6 +26,7 @@ void workingset_eviction(struct uswap_runtime *rt, struct region *r,
 {
 	uint64_t age = atomic_fetch_add(&rt->nonresident_age, nr_pages);
 
+	lock_assert_held(&rt->op_lock);
 	(void)r;
 	SHADOW(f) = (uint32_t)age;
 }
@@ -48,6 +49,7 @@ bool workingset_refault(struct uswap_runtime *rt, struct region *r,
 	uint32_t distance = now - SHADOW(f);
 	uint32_t fl = atomic_load(&f->flags);
 
+	lock_assert_held_read(&rt->op_lock);
 	(void)r;
 	count_event(rt, USWAP_WORKINGSET_REFAULT, nr_pages);
 	if (distance > atomic_load(&rt->active_pages))

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "ilist.h"
+#include "lockdep.h"
 
 #define SWP_TYPE_BITS		4
 #define SWP_OFFSET_BITS		(32 - SWP_TYPE_BITS)
@@ -267,19 +268,23 @@ static inline uint32_t swap_cluster_base(uint32_t idx)
 	return idx << SWAP_CLUSTER_SHIFT;
 }
 
-/* Debug check that the caller holds si->lock (by some thread). */
+/* Debug check that the caller holds si->lock (by some thread; in the
+   debug build, by this one: lockdep.h). */
 static inline void swap_assert_locked(struct swap_info *si)
 {
 	assert(pthread_mutex_trylock(&si->lock) == EBUSY);
+	lock_assert_held(&si->lock);
 	(void)si;
 }
 
-/* Debug check that the lock over cluster idx is held (by some thread). */
+/* Debug check that the lock over cluster idx is held (by some thread; in
+   the debug build, by this one). */
 static inline void swap_assert_cluster_locked(struct swap_info *si,
 					      uint32_t idx)
 {
 	assert(pthread_mutex_trylock(
 		       &si->cluster_locks[idx % SWAP_CLUSTER_LOCKS].m) == EBUSY);
+	lock_assert_held(&si->cluster_locks[idx % SWAP_CLUSTER_LOCKS].m);
 	(void)si;
 	(void)idx;
 }

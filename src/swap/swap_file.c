@@ -262,6 +262,7 @@ static void say_full(struct swap_info *si, const char *why)
 		(unsigned long long)si->nr_slots >> (20 - SWAP_SLOT_SHIFT);
 	int64_t free_bytes;
 
+	lock_assert_held(&si->lock);
 	if (!swap_log_first(si, SWAP_LOGGED_NOSPACE))
 		return;
 	if (si->blkdev) {
@@ -326,6 +327,7 @@ int swap_cluster_provision(struct swap_info *si, uint32_t cluster)
 	const uint64_t end = pos + SWAP_CLUSTER_BYTES;
 	int err;
 
+	lock_assert_held(&si->lock);
 	if (si->fd < 0)
 		return 0;
 	if (si->blkdev) {

@@ -85,6 +85,7 @@ struct swap_avail {
 static void avail_assert_locked(struct swap_avail *sa)
 {
 	assert(pthread_mutex_trylock(&sa->lock) == EBUSY);
+	lock_assert_held(&sa->lock);
 	(void)sa;
 }
 

@@ -542,6 +542,7 @@ static void swap_alloc_ctx_release_locked(struct swap_info *si,
 {
 	uint32_t idx = ctx->cluster;
 
+	swap_assert_cluster_locked(si, idx);
 	swap_assert_locked(si);
 	assert(idx < si->nr_clusters);
 	assert(si->clusters[idx].list == CLUSTER_CURRENT);
@@ -552,12 +553,13 @@ static void swap_alloc_ctx_release_locked(struct swap_info *si,
 
 /*
  * Count the run of nr slots at off in cluster idx as used.  Caller holds
- * the cluster's lock (both callers took it just before: no assertion, it
- * would cost a trylock per allocation).
+ * the cluster's lock (both callers took it just before: asserted in the
+ * debug build only, a trylock per allocation would cost).
  */
 static void cluster_use_run(struct swap_info *si, uint32_t idx, uint32_t off,
 			    uint32_t nr)
 {
+	lock_assert_held(&si->cluster_locks[idx % SWAP_CLUSTER_LOCKS].m);
 	memset(si->swap_map + off, 1, nr);
 	si->clusters[idx].count += nr;
 	cluster_lock_inuse_add(si, idx, (int32_t)nr);
@@ -684,7 +686,8 @@ static void cluster_unpark_locked(struct swap_info *si, uint32_t idx, int err)
 
 /*
  * Discard up to max parked clusters (see "Discard" above); the caller holds
- * no lock.  Returns how many were taken off the queue.
+ * none of si's locks (the writeback thread holds its wb_mutex).  Returns
+ * how many were taken off the queue.
  */
 static uint32_t discard_run(struct swap_info *si, uint32_t max)
 {
@@ -692,6 +695,7 @@ static uint32_t discard_run(struct swap_info *si, uint32_t max)
 	uint32_t idx, done = 0;
 	int err;
 
+	lock_assert_not_held(&si->lock);
 	if (!d || !atomic_load_explicit(&d->pending, memory_order_relaxed))
 		return 0;
 	prim_mutex_lock(&si->lock);

@@ -408,6 +408,7 @@ void demote_finish(struct uswap_runtime *rt, struct region *r, uint32_t i,
 	uint32_t fl, nfl, node_bits = (uint32_t)to << FOLIO_NODE_SHIFT;
 	bool listed;
 
+	lock_assert_held_read(&rt->op_lock);
 	pthread_mutex_lock(&r->lru_lock);
 	fl = atomic_load(&f->flags);
 	if (folio_state(fl) != FOLIO_EVICTING &&

@@ -55,6 +55,7 @@
 static void arena_assert_locked(struct zs_arena *arena)
 {
 	assert(pthread_mutex_trylock(&arena->lock) == EBUSY);
+	lock_assert_held(&arena->lock);
 	(void)arena;
 }
 

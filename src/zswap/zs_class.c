@@ -57,6 +57,7 @@
 static void zs_assert_locked(pthread_mutex_t *lock)
 {
 	assert(pthread_mutex_trylock(lock) == EBUSY);
+	lock_assert_held(lock);
 	(void)lock;
 }
 

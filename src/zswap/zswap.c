@@ -92,11 +92,13 @@ static struct ilist_array lru_entries(struct zswap *zs)
 
 void zswap_lru_unlink(struct zswap *zs, uint32_t id)
 {
+	lock_assert_held(&zs->lock);
 	ilist_del(&zs->lru, lru_entries(zs), id);
 }
 
 void zswap_lru_push(struct zswap *zs, uint32_t id)
 {
+	lock_assert_held(&zs->lock);
 	ilist_add_head(&zs->lru, lru_entries(zs), id);
 }
 

@@ -224,6 +224,7 @@ static uint32_t put_unit_locked(struct zswap *zs, struct wb_unit *u,
 {
 	uint32_t id = u->id, first = u->e.slot, k, written = 0;
 
+	lock_assert_held(&zs->lock);
 	memset(freed, 0, MAX_FOLIO_PAGES / 8);
 	for (k = 0; k < u->e.nr && zs->ent[id].live; k++) {
 		uint32_t v = *zswap_slot_ref(zs, first + k);
