@@ -177,7 +177,11 @@ demo: deps all
 lint: deps $(B)/uswap
 	scripts/lint $(B)
 
-check: deps all
+# The build runs on every CPU (a sub-make: -j set inside a makefile does not
+# reach the make that reads it), with this make's flavour.
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+check: deps
+	@$(MAKE) --no-print-directory -j$(NPROC) SAN=$(SAN) DEBUG=$(DEBUG) B=$(B) all
 	@tests/run $(B)
 
 # The soak (docs/reliability.md): randomized rounds under uswap run for

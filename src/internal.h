@@ -660,15 +660,6 @@ void memcg_share_drop(struct uswap_runtime *rt, uint64_t held, uint64_t freed);
 void memcg_unshare_to_own(struct uswap_runtime *rt, uint64_t nr);
 void memcg_share_lock(struct memcg *mc);
 void memcg_share_unlock(struct memcg *mc);
-
-/* fork_share.c */
-void fork_share_open(struct uswap_runtime *rt);
-void fork_share_close(struct uswap_runtime *rt);
-unsigned share_exclusive(struct uswap_runtime *rt, uintptr_t addr, unsigned nr);
-void fork_share_parent(struct uswap_runtime *rt);
-int fork_share_child(struct uswap_runtime *rt);
-unsigned share_release(struct uswap_runtime *rt, uintptr_t addr, unsigned nr);
-void share_sweep(struct uswap_runtime *rt);
 bool memcg_above_high(struct uswap_runtime *rt);
 /* Above low, and this process holds at least its share: reclaim on. */
 bool memcg_should_reclaim(struct uswap_runtime *rt);
@@ -697,6 +688,16 @@ void memcg_reap_now(struct uswap_runtime *rt);
 void memcg_set_reported(struct uswap_runtime *rt);
 int memcg_tree_fd(struct uswap_runtime *rt);
 bool memcg_has_room(struct uswap_runtime *rt, unsigned nr);
+
+/* fork_share.c */
+void fork_share_open(struct uswap_runtime *rt);
+void fork_share_close(struct uswap_runtime *rt);
+unsigned share_exclusive(struct uswap_runtime *rt, uintptr_t addr, unsigned nr);
+void fork_share_parent(struct uswap_runtime *rt);
+int fork_share_child(struct uswap_runtime *rt);
+unsigned share_release(struct uswap_runtime *rt, uintptr_t addr, unsigned nr);
+void share_sweep(struct uswap_runtime *rt);
+
 /* demote.c: demotion to slower nodes, promotion back. */
 struct demote_folio {
 	uintptr_t addr;

@@ -455,11 +455,25 @@ int swap_io_run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
 
 /* --- the interface --- */
 
+/*
+ * USWAP_NO_IO_URING, read once, by the first runtime's setup: a fork child
+ * makes its rings in a fork handler, before any fault thread of its own
+ * runs, and the environment may by then be in memory uswap manages (redis
+ * moves it to its heap to set its process title): reading it there would
+ * fault with nobody to serve the fault.
+ */
 static bool uring_forbidden(void)
 {
-	const char *s = getenv("USWAP_NO_IO_URING");
+	static _Atomic int forbidden = -1;
+	int f = atomic_load(&forbidden);
 
-	return s && *s && strcmp(s, "0") != 0;
+	if (f < 0) {
+		const char *s = getenv("USWAP_NO_IO_URING");
+
+		f = s && *s && strcmp(s, "0") != 0;
+		atomic_store(&forbidden, f);
+	}
+	return f;
 }
 
 static int ring_init(struct swap_io *io, unsigned entries)
