@@ -70,6 +70,7 @@
 
 #include "crypt.h"
 #include "internal.h"
+#include "slab.h"
 #include "page_io.h"
 #include "swap_io.h"
 
@@ -456,18 +457,19 @@ int swap_io_run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
 /* --- the interface --- */
 
 /*
- * USWAP_NO_IO_URING, read once, by the first runtime's setup: a fork child
- * makes its rings in a fork handler, before any fault thread of its own
- * runs, and the environment may by then be in memory uswap manages (redis
- * moves it to its heap to set its process title): reading it there would
- * fault with nobody to serve the fault.
+ * USWAP_NO_IO_URING.  uswap's own threads and a fork child's handlers (they
+ * run as uswap, slab_self()) use the value read last: the environment may
+ * by then be in memory uswap manages (redis moves it to its heap to set its
+ * process title), and a fork child reading it before any fault thread of
+ * its own runs would wait for ever.  The program's threads (a runtime's
+ * setup, a test) read it anew.
  */
 static bool uring_forbidden(void)
 {
 	static _Atomic int forbidden = -1;
 	int f = atomic_load(&forbidden);
 
-	if (f < 0) {
+	if (f < 0 || !slab_self()) {
 		const char *s = getenv("USWAP_NO_IO_URING");
 
 		f = s && *s && strcmp(s, "0") != 0;
