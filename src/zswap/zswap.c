@@ -487,6 +487,18 @@ void zswap_slot_free(struct zswap *zs, swp_entry_t slot, uint32_t nr)
 	}
 }
 
+/* The pool's locks and conditions, new (at creation, and in a fork child). */
+static void zswap_locks_init(struct zswap *zs)
+{
+	pthread_mutex_init(&zs->lock, NULL);
+	pthread_mutex_init(&zs->work_lock, NULL);
+	pthread_mutex_init(&zs->wb_mutex, NULL);
+	pthread_cond_init(&zs->work_cv, NULL);
+	pthread_cond_init(&zs->done_cv, NULL);
+	pthread_cond_init(&zs->wb_cv, NULL);
+}
+
+
 /*
  * In a child after fork: the pool is the child's own copy (its entries
  * name slots the child holds a reference on too), but its threads stayed
@@ -499,12 +511,7 @@ int zswap_fork_child(struct zswap *zs)
 	unsigned k, n = zs->nr_threads;
 	int err = 0;
 
-	pthread_mutex_init(&zs->lock, NULL);
-	pthread_mutex_init(&zs->work_lock, NULL);
-	pthread_mutex_init(&zs->wb_mutex, NULL);
-	pthread_cond_init(&zs->work_cv, NULL);
-	pthread_cond_init(&zs->done_cv, NULL);
-	pthread_cond_init(&zs->wb_cv, NULL);
+	zswap_locks_init(zs);
 	zs->stopping = false;
 	zs->busy = 0;
 	zs->nr_jobs = 0;
@@ -601,12 +608,7 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 	}
 	zs->max_pages = MAX(p->max_bytes >> PAGE_SHIFT, 1u);
 	zs->accept_pages = zs->max_pages * MIN(p->accept_pct, 100u) / 100;
-	pthread_mutex_init(&zs->lock, NULL);
-	pthread_mutex_init(&zs->work_lock, NULL);
-	pthread_mutex_init(&zs->wb_mutex, NULL);
-	pthread_cond_init(&zs->work_cv, NULL);
-	pthread_cond_init(&zs->done_cv, NULL);
-	pthread_cond_init(&zs->wb_cv, NULL);
+	zswap_locks_init(zs);
 
 	/* One entry per slot at most; both tables touched only where used. */
 	zs->ent_len = (slots + 1) * sizeof(*zs->ent);
