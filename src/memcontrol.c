@@ -679,19 +679,25 @@ void memcg_share_drop(struct uswap_runtime *rt, uint64_t held, uint64_t freed)
 	held_sub(rt->memcg, rt->member, held);
 }
 
-/* nr shared pages are this member's alone now: its charge. */
+/*
+ * nr shared pages are this member's alone now: its charge, whole (a
+ * resident folio of its own is charged whole).  What `shared` no longer
+ * holds of them (cut by share_clamp() after a member went) is charged
+ * anew, so that the member's charge never falls short of its folios.
+ */
 void memcg_unshare_to_own(struct uswap_runtime *rt, uint64_t nr)
 {
 	struct memcg *mc = rt->memcg;
-	uint64_t cur = atomic_load(&mc->shared), moved = nr;
+	uint64_t cur = atomic_load(&mc->shared), take;
 
 	do {
-		if (!cur || !moved)
-			break;
-		moved = MIN(moved, cur);
-	} while (!atomic_compare_exchange_weak(&mc->shared, &cur, cur - moved));
-	if (cur && moved)
-		atomic_fetch_add(&mc->member[rt->member].charged, moved);
+		take = MIN(nr, cur);
+	} while (take && !atomic_compare_exchange_weak(&mc->shared, &cur,
+						       cur - take));
+	if (take)
+		atomic_fetch_add(&mc->member[rt->member].charged, take);
+	if (take < nr)
+		try_charge(rt, (unsigned)(nr - take), true);
 	held_sub(mc, rt->member, nr);
 }
 
