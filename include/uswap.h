@@ -483,6 +483,9 @@ enum uswap_counter {
 					   the inactive list */
 	USWAP_MADV_PAGEOUT,		/* pages MADV_PAGEOUT put first in line
 					   for eviction */
+	USWAP_CHARGE_UNDERFLOW,		/* pages a charge would have gone below
+					   zero by (a bug of uswap's: stopped
+					   at zero, logged; always 0) */
 	USWAP_NR_COUNTERS
 };
 

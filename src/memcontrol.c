@@ -508,14 +508,38 @@ charged:
 	return 0;
 }
 
+/*
+ * Take nr pages off a charge, never below zero.  One that would go below
+ * is a bookkeeping bug, not the program's: as the kernel's
+ * page_counter_cancel() warns and stops at zero, the charge stops at
+ * zero, the event is logged once and counted in member m's
+ * charge_underflow (the soak fails a round that counts one), and the
+ * program goes on with a budget that is off by those pages.  A debug
+ * build (make debug) stops there.
+ */
+static void charge_sub(struct memcg *mc, unsigned m, _Atomic uint64_t *c,
+		       uint64_t nr, const char *what)
+{
+	static bool logged;
+	uint64_t cur = atomic_load(c);
+
+	while (!atomic_compare_exchange_weak(c, &cur, cur - MIN(cur, nr)))
+		;
+	if (likely(cur >= nr))
+		return;
+	atomic_fetch_add(&mc->stat[m].ev[USWAP_CHARGE_UNDERFLOW], nr - cur);
+	uswap_log_once(&logged,
+		       "uswap's charge for %s went below zero by %llu pages: a bug of uswap's, counted as charge_underflow (the budget is off by that much)",
+		       what, (unsigned long long)(nr - cur));
+#ifdef USWAP_DEBUG
+	assert(!"charge below zero");
+#endif
+}
+
 static void uncharge_member(struct memcg *mc, unsigned m, uint64_t nr)
 {
-	uint64_t old = atomic_fetch_sub(&mc->member[m].charged, nr);
-
-	assert(old >= nr);
-	old = atomic_fetch_sub(&mc->resident, nr);
-	assert(old >= nr);
-	(void)old;
+	charge_sub(mc, m, &mc->member[m].charged, nr, "a process");
+	charge_sub(mc, m, &mc->resident, nr, "the tree");
 	room_made(mc);
 }
 

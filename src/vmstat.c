@@ -102,6 +102,7 @@ static const struct counter_def {
 	[USWAP_NR_MLOCK] = { .name = "nr_mlock", .gauge = true },
 	[USWAP_MADV_COLD] = { .name = "madv_cold" },
 	[USWAP_MADV_PAGEOUT] = { .name = "madv_pageout" },
+	[USWAP_CHARGE_UNDERFLOW] = { .name = "charge_underflow" },
 };
 
 EXPORT const char *uswap_counter_name(enum uswap_counter c)
