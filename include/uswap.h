@@ -237,6 +237,16 @@ void uswap_runtime_destroy(struct uswap_runtime *rt);
 int uswap_runtime_usable(const struct uswap_runtime *rt);
 
 /*
+ * Debugging: with USWAP_TRACE=1 in the environment, uswap keeps the
+ * history of the last 65,536 events that changed a folio (served,
+ * evicted, moved, dropped) in each process; this prints those of the
+ * folios that covered addr to stderr, oldest first (nothing when the
+ * history is off).  The preload library exports it too, for a program
+ * that finds a page it did not expect (the soak's worker).
+ */
+void uswap_trace_dump(const void *addr);
+
+/*
  * exec: a descriptor of rt's budget for the next image to join
  * (USWAP_OPT_JOIN_TREE), so that one budget covers a process tree that
  * forks and execs.  Close-on-exec, as every descriptor of uswap's: clear

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "trace.h"
 #include "fdtable.h"
 #include "swap_io.h"
 
@@ -476,6 +477,7 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	} else {
 		count_event(rt, USWAP_ZERO_FILL, 1);
 	}
+	trace_folio(swapped ? TR_LOAD : TR_FILL, addr, nr, fl, pooled);
 	fl = (fl & F_WORKINGSET) | FOLIO_RESIDENT | (keep_clean ? F_CLEAN : 0);
 	if (folio_unevictable(rt, addr, len))
 		fl |= F_UNEVICTABLE;	/* locked or pinned: no list */
@@ -531,8 +533,10 @@ static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write,
 				}
 				pthread_rwlock_unlock(&rt->op_lock);
 				count_event(rt, USWAP_EVICT_WAIT, 1);
+				trace_folio(TR_WAIT_MOVED, addr, 1, fl, 0);
 				return;
 			}
+			trace_folio(TR_REPAIR, addr & PAGE_MASK, 1, fl, 0);
 			fault_repair(rt, addr);
 			pthread_rwlock_unlock(&rt->op_lock);
 			return;
@@ -677,6 +681,8 @@ again:
 		if (s == FOLIO_EVICTING)
 			/* Abort: the reclaimer's CAS to ZAPPING will fail. */
 			lru_add(r, i, true);
+		trace_folio(TR_WP, a, (uint32_t)(len >> PAGE_SHIFT), fl,
+			    s == FOLIO_EVICTING);
 		prim_uffd_wp(rt->uffd, a, len, false, true);
 		break;
 	}

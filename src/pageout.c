@@ -44,6 +44,7 @@
 
 #include "internal.h"
 #include "swap_io.h"
+#include "trace.h"
 #include "vmscan.h"
 
 /*
@@ -465,6 +466,7 @@ void move_back(struct reclaimer *rc, struct victim *v, unsigned first)
 				       NULL);
 		}
 		memset(&rc->stage[first + p], STAGE_EMPTY, run);
+		trace_folio(TR_MOVE_BACK, v->addr, v->nr_pages, 0, run);
 		p += run;
 	}
 }
@@ -605,6 +607,8 @@ static int move_victim(struct reclaimer *rc, struct victim *v)
 			if (!read_pagemap(rc, at, 1, rc->pm))
 				break;
 			if (!(rc->pm[0] & PM_PRESENT)) {
+				trace_folio(TR_HOLE, v->addr, v->nr_pages,
+					    atomic_load(&f->flags), p);
 				rc->stage[first + p] = STAGE_HOLE;
 				/* Clean: its slot holds what the hole dropped. */
 				if (v->clean)
@@ -625,6 +629,8 @@ static int move_victim(struct reclaimer *rc, struct victim *v)
 		p += n;
 	}
 	if (p < v->nr_pages) {
+		trace_folio(TR_MOVE_FAIL, v->addr, v->nr_pages,
+			    atomic_load(&f->flags), err ? err : -EIO);
 		move_back(rc, v, first);
 		/* Copies, and what a failed move back left: the next victim's. */
 		staging_zap(rc, first, v->nr_pages);
@@ -641,6 +647,8 @@ static int move_victim(struct reclaimer *rc, struct victim *v)
 	}
 	v->how = CAPTURE_MOVED;
 	v->inplace = inplace;
+	trace_folio(TR_MOVED, v->addr, v->nr_pages, atomic_load(&f->flags),
+		    moved_pages);
 	return 0;
 }
 

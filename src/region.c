@@ -53,6 +53,7 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "trace.h"
 
 int region_table_init(struct uswap_runtime *rt)
 {
@@ -358,6 +359,7 @@ uint64_t region_drop_range(struct region *r, uintptr_t start, uintptr_t end,
 		folio_range(r, i, &a, &len, &p0);
 		all = (uint32_t)(len >> PAGE_SHIFT);
 		nr = folio_pages_in(r, i, start, end, &page);
+		trace_folio(TR_DROP, a, all, fl, nr);
 		if (folio_state(fl) == FOLIO_RESIDENT && (fl & F_SHARED)) {
 			/*
 			 * Shared by fork (fork_share.c): the pages going that

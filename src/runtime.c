@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "trace.h"
 #include "options.h"
 #include "slab.h"
 
@@ -892,6 +893,7 @@ EXPORT int uswap_runtime_create(const struct uswap_options *opt,
 	int err;
 
 	runtime_atfork_init();
+	trace_init();
 	slab_self_enter();
 	err = runtime_create(opt, rtp);
 	slab_self_leave();

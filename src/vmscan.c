@@ -83,6 +83,7 @@
 
 #include "internal.h"
 #include "swap_io.h"
+#include "trace.h"
 #include "vmscan.h"
 
 #define SCAN_FACTOR	4u	/* scan at most this many batches' worth */
@@ -289,6 +290,7 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 			continue;
 		}
 		lru_del(r, i);
+		trace_folio(TR_PICK, addr, nr, fl, 0);
 		v = &rc->victims[nv++];
 		v->r = r;
 		v->folio = i;
@@ -369,6 +371,7 @@ static void putback(struct uswap_runtime *rt, struct victim *v)
 		;
 	if (folio_state(fl) != FOLIO_EVICTING)
 		return;		/* a write fault already put it back */
+	trace_folio(TR_PUTBACK, v->addr, v->nr_pages, fl, 0);
 	pthread_mutex_lock(&v->r->lru_lock);
 	lru_add(v->r, v->folio, true);
 	pthread_mutex_unlock(&v->r->lru_lock);
@@ -403,6 +406,7 @@ static uint32_t victim_swapped(struct reclaimer *rc, struct victim *v,
 	do {
 		nfl = FOLIO_SWAPPED | (fl & F_WORKINGSET);
 	} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
+	trace_folio(TR_SWAPPED, v->addr, v->nr_pages, fl, v->clean);
 	if (fl & F_WAITERS)
 		prim_uffd_wake(rt->uffd, v->addr, (size_t)v->nr_pages << PAGE_SHIFT);
 	if (v->fl & F_DEMOTED)
@@ -448,6 +452,7 @@ static void moved_abort(struct reclaimer *rc, struct victim *v, unsigned first)
 		nfl = (fl & ~(FOLIO_STATE_MASK | F_MOVED | F_WAITERS | F_ARMED |
 			      F_CLEAN | F_SHARED)) | FOLIO_RESIDENT | (fl & keep);
 	} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
+	trace_folio(TR_ABORT, v->addr, v->nr_pages, fl, 0);
 	lru_add(r, v->folio, true);
 	pthread_mutex_unlock(&r->lru_lock);
 	/* Shared by fork: its pages, moved and back, are its own now. */

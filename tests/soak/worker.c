@@ -118,6 +118,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -383,6 +384,19 @@ static void diagnose(const char *p, uint64_t g, uint32_t want, char *why,
 			 (unsigned long long)w[1]);
 }
 
+/*
+ * uswap's history of the folio at p (USWAP_TRACE, uswap.h), when the
+ * preload library is there to give it.
+ */
+static void explain(const char *p)
+{
+	void (*dump)(const void *) =
+		(void (*)(const void *))dlsym(RTLD_DEFAULT, "uswap_trace_dump");
+
+	if (dump)
+		dump(p);
+}
+
 static void page_failed(const char *p, uint64_t g, uint32_t want,
 			const char *who)
 {
@@ -391,6 +405,7 @@ static void page_failed(const char *p, uint64_t g, uint32_t want,
 	char why[160];
 
 	diagnose(p, g, want, why, sizeof(why));
+	explain(p);
 	t_fail("%s (role %s, pid %d): page %llu (area %ld, page %llu of it, address %p) should hold version %u%s: %s",
 	       who, cfg.role, (int)getpid(), (unsigned long long)g,
 	       a ? (long)(a - areas) : -1L, (unsigned long long)off, (const void *)p,
