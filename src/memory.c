@@ -339,6 +339,7 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 			memcg_uncharge(rt, nr);
 			continue;
 		}
+		trace_folio(TR_LOAD, a, nr, gl, 0);
 		atomic_store(&g->flags, (gl & F_WORKINGSET) | FOLIO_RESIDENT |
 					clean | (folio_unevictable(rt, a, len) ?
 						 F_UNEVICTABLE : 0));
