@@ -130,57 +130,40 @@ static bool re_change(unsigned r, unsigned e, unsigned cr, unsigned ce,
 #define CALL(fn, ...)						\
 	(real.fn ? real.fn(__VA_ARGS__) : (errno = ENOSYS, -1))
 
-EXPORT int setuid(uid_t uid)
-{
-	leave(uids_change(uid, uid, uid));
-	return CALL(setuid, uid);
+/*
+ * The four setters of one kind of id, x = u or g: setxid, setexid,
+ * setrexid and setresxid (setuid() ... setresgid()), each leaving the
+ * tree first when the call would change an id of that kind.
+ */
+#define ID_SETTERS(x, id_t)						\
+EXPORT int set##x##id(id_t id)						\
+{									\
+	leave(x##ids_change(id, id, id));				\
+	return CALL(set##x##id, id);					\
+}									\
+									\
+EXPORT int sete##x##id(id_t id)						\
+{									\
+	leave(x##ids_change(UNSET, id, UNSET));				\
+	return CALL(sete##x##id, id);					\
+}									\
+									\
+EXPORT int setre##x##id(id_t r, id_t e)					\
+{									\
+	id_t cr, ce, cs;						\
+									\
+	leave(getres##x##id(&cr, &ce, &cs) || re_change(r, e, cr, ce, cs)); \
+	return CALL(setre##x##id, r, e);				\
+}									\
+									\
+EXPORT int setres##x##id(id_t r, id_t e, id_t s)			\
+{									\
+	leave(x##ids_change(r, e, s));					\
+	return CALL(setres##x##id, r, e, s);				\
 }
 
-EXPORT int seteuid(uid_t uid)
-{
-	leave(uids_change(UNSET, uid, UNSET));
-	return CALL(seteuid, uid);
-}
-
-EXPORT int setreuid(uid_t r, uid_t e)
-{
-	uid_t cr, ce, cs;
-
-	leave(getresuid(&cr, &ce, &cs) || re_change(r, e, cr, ce, cs));
-	return CALL(setreuid, r, e);
-}
-
-EXPORT int setresuid(uid_t r, uid_t e, uid_t s)
-{
-	leave(uids_change(r, e, s));
-	return CALL(setresuid, r, e, s);
-}
-
-EXPORT int setgid(gid_t gid)
-{
-	leave(gids_change(gid, gid, gid));
-	return CALL(setgid, gid);
-}
-
-EXPORT int setegid(gid_t gid)
-{
-	leave(gids_change(UNSET, gid, UNSET));
-	return CALL(setegid, gid);
-}
-
-EXPORT int setregid(gid_t r, gid_t e)
-{
-	gid_t cr, ce, cs;
-
-	leave(getresgid(&cr, &ce, &cs) || re_change(r, e, cr, ce, cs));
-	return CALL(setregid, r, e);
-}
-
-EXPORT int setresgid(gid_t r, gid_t e, gid_t s)
-{
-	leave(gids_change(r, e, s));
-	return CALL(setresgid, r, e, s);
-}
+ID_SETTERS(u, uid_t)
+ID_SETTERS(g, gid_t)
 
 EXPORT int setfsuid(uid_t uid)
 {
