@@ -432,6 +432,9 @@ struct uswap_runtime {
 	bool watchdog_started;
 	struct reclaimer *reclaimer;	/* its state (vmscan.c), or NULL */
 	_Atomic int reclaim_tid;	/* its thread's id, once it runs */
+	_Atomic bool reads_in_place;	/* it may read a victim's pages where
+					   they are (no UFFDIO_MOVE): a fault
+					   on an evicting folio is served */
 	int wake_pipe[2];		/* wakes fault threads at shutdown */
 
 	/*

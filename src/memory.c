@@ -11,11 +11,15 @@
  *     (fault_swap_in).  A read fault installs it write-protected and keeps
  *     the slots: while nobody writes, the folio is clean and can be dropped
  *     again without I/O (the kernel's swap cache);
- *   - a missing page of a folio being evicted whose pages the reclaimer
- *     moved into its staging area (F_MOVED, vmscan.c): not a hole, never
- *     zeros; the fault waits (F_WAITERS) and the reclaimer wakes it once
- *     the folio is swapped (then it faults the folio back in), or moved
- *     back (its store failed);
+ *   - a missing page of a folio being evicted, whose pages the reclaimer
+ *     moves into its staging area (F_MOVED, vmscan.c) or may be about to:
+ *     not a hole, never zeros; the fault waits (F_WAITERS) and the
+ *     reclaimer wakes it once the folio is swapped (then it faults the
+ *     folio back in), put back, or moved back (its store failed);
+ *   - a missing page of a resident folio: one the program dropped behind
+ *     uswap's back, or a stale fault (the page came back since): filled
+ *     with zeros under the LRU lock, so that no move can take the page
+ *     in between (the fill finds a page that is there: EEXIST);
  *   - a write-protect fault: a write to an armed folio (referenced), to a
  *     clean one (now dirty: its slots are freed), to one being evicted
  *     (the eviction is aborted, unless its pages are moving out: then it
@@ -515,17 +519,24 @@ static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write,
 		f = &r->folios[i];
 		fl = atomic_load(&f->flags);
 		switch (folio_state(fl)) {
-		case FOLIO_RESIDENT:
 		case FOLIO_EVICTING:
-			if ((fl & F_MOVED) &&
-			    tid != atomic_load(&rt->reclaim_tid)) {
+			if (tid != atomic_load(&rt->reclaim_tid) &&
+			    ((fl & F_MOVED) ||
+			     !atomic_load(&rt->reads_in_place))) {
 				/*
 				 * Its pages are in the reclaimer's staging area,
-				 * not gone: never zeros here.  The reclaimer
-				 * wakes us once it is evicted (or moved back).
-				 * (The reclaimer itself, reading a page it left
+				 * or may be on their way there: never zeros
+				 * here.  Filling the page would race with the
+				 * move, which may have taken the program's page
+				 * just before: ours would then stay mapped, in
+				 * front of the folio when it comes back.  (The
+				 * fault may also be stale: raised while the
+				 * folio was out, served once it was back.)  The
+				 * reclaimer wakes us when the folio leaves
+				 * EVICTING; the thread faults again if it must.
+				 * The reclaimer itself, reading a page it left
 				 * in place, finds one the program dropped since:
-				 * that one is a hole, as below.)
+				 * that one is a hole, filled below.
 				 */
 				if (!atomic_compare_exchange_strong(&f->flags, &fl,
 								    fl | F_WAITERS)) {
@@ -539,6 +550,27 @@ static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write,
 			}
 			trace_folio(TR_REPAIR, addr & PAGE_MASK, 1, fl, 0);
 			fault_repair(rt, addr);
+			pthread_rwlock_unlock(&rt->op_lock);
+			return;
+		case FOLIO_RESIDENT:
+			/*
+			 * A page missing from a resident folio: dropped by the
+			 * program behind uswap's back, or this fault is stale
+			 * (the page is back: the fill finds it, EEXIST).
+			 * Filled under the LRU lock, which the reclaimer takes
+			 * to pick a victim: no page of the folio can move out
+			 * while we fill.
+			 */
+			pthread_mutex_lock(&r->lru_lock);
+			fl = atomic_load(&f->flags);
+			if (folio_state(fl) != FOLIO_RESIDENT) {
+				pthread_mutex_unlock(&r->lru_lock);
+				pthread_rwlock_unlock(&rt->op_lock);
+				continue;
+			}
+			trace_folio(TR_REPAIR, addr & PAGE_MASK, 1, fl, 0);
+			fault_repair(rt, addr);
+			pthread_mutex_unlock(&r->lru_lock);
 			pthread_rwlock_unlock(&rt->op_lock);
 			return;
 		case FOLIO_LOADING:

@@ -673,6 +673,7 @@ void staging_empty(struct reclaimer *rc, bool all)
 		uswap_log_once(&rc->rt->logged_move,
 			       "emptying the reclaimer's staging area failed: pages are evicted in place from now on");
 		rc->can_move = false;
+		atomic_store(&rc->rt->reads_in_place, true);
 	}
 	rc->staged = 0;
 }

@@ -43,8 +43,9 @@
  * is a victim a write took back to RESIDENT while the reclaimer still
  * reads its pages (F_STORING): discarding them under the reader would
  * make it fault, and no uswap thread may wait for a fault.  An EVICTING
- * folio with F_MOVED has its pages in the reclaimer's staging area: a
- * fault on it waits (vmscan.c's protocol, step 2a).  ZAPPING only exists
+ * folio may have its pages in the reclaimer's staging area (F_MOVED), or
+ * on their way there: a program's fault on it waits (vmscan.c's
+ * protocol, step 2a).  ZAPPING only exists
  * inside an op_lock read section.  A resident folio that is locked or
  * pinned (F_UNEVICTABLE, mlock.c) is on no LRU list.
  */

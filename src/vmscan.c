@@ -367,15 +367,18 @@ static void putback(struct uswap_runtime *rt, struct victim *v)
 
 	while (folio_state(fl) == FOLIO_EVICTING &&
 	       !atomic_compare_exchange_weak(&f->flags, &fl,
-				(fl & ~FOLIO_STATE_MASK) | FOLIO_RESIDENT))
+				(fl & ~(FOLIO_STATE_MASK | F_WAITERS)) |
+				FOLIO_RESIDENT))
 		;
 	if (folio_state(fl) != FOLIO_EVICTING)
 		return;		/* a write fault already put it back */
+	if (fl & F_WAITERS)	/* a fault waited while it was evicting */
+		prim_uffd_wake(rt->uffd, v->addr,
+			       (size_t)v->nr_pages << PAGE_SHIFT);
 	trace_folio(TR_PUTBACK, v->addr, v->nr_pages, fl, 0);
 	pthread_mutex_lock(&v->r->lru_lock);
 	lru_add(v->r, v->folio, true);
 	pthread_mutex_unlock(&v->r->lru_lock);
-	(void)rt;
 }
 
 /* ---- steps 4 to 6 ---- */
@@ -846,6 +849,7 @@ struct reclaimer *reclaimer_alloc(struct uswap_runtime *rt)
 	rc->can_move = rt->have_wp && (rt->features & PRIM_UFFD_FEATURE_MOVE) &&
 		       !prim_uffd_register_wp(rt->uffd, (uintptr_t)rc->staging,
 					      len);
+	atomic_store(&rt->reads_in_place, !rc->can_move);
 	rc->mem_fd = prim_self_mem_open();
 	if (rc->mem_fd < 0)
 		uswap_log("cannot open /proc/self/mem (%s): memory that is not read-write is not evicted",

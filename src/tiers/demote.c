@@ -431,11 +431,20 @@ void demote_finish(struct uswap_runtime *rt, struct region *r, uint32_t i,
 	do {
 		nfl = (fl & ~(FOLIO_NODE_MASK | F_PROMOTE)) | F_DEMOTED | node_bits;
 		if (folio_state(fl) == FOLIO_EVICTING)
-			nfl = (nfl & ~FOLIO_STATE_MASK) | FOLIO_RESIDENT;
+			nfl = (nfl & ~(FOLIO_STATE_MASK | F_WAITERS)) |
+			      FOLIO_RESIDENT;
 	} while (!atomic_compare_exchange_weak(&f->flags, &fl, nfl));
 	if (listed || folio_state(fl) == FOLIO_EVICTING)
 		lru_add(r, i, false);
 	pthread_mutex_unlock(&r->lru_lock);
+	if (folio_state(fl) == FOLIO_EVICTING && (fl & F_WAITERS)) {
+		uintptr_t a;
+		size_t len;
+		uint32_t page;
+
+		folio_range(r, i, &a, &len, &page);
+		prim_uffd_wake(rt->uffd, a, len);	/* it waited (memory.c) */
+	}
 	folio_uncharge(rt, fl_before, nr);
 	tier_note_peak(rt, to);
 }
