@@ -21,6 +21,9 @@
 #                 read as zeros or at an older version (bug 9): the same
 #                 race.  6 of 8 replays of 60 s failed on the build
 #                 before the fix (at 5 to 58 s), none of 10 after.
+#                 Later zeros again (item 15: a stale fault's zero fill
+#                 racing the eviction's move): 2 of 30 replays of 30 s
+#                 before that fix.
 set -u
 . "$(dirname "$0")/lib.sh"
 cd "$ROOT" || exit 1
