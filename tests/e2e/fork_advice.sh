@@ -21,7 +21,7 @@ for args in "4K off" "16K lz4" "64K off" "2M off"; do
 		rc=$?
 		[ $rc = 77 ] && { cat "$T/out"; exit 77; }
 		[ $rc = 0 ] || { cat "$T/out"; fail "fork_advice $mode $args"; }
-		if grep -q "cannot read swapped\|is lost\|cannot keep its memory" "$T/out"; then
+		if grep -q "cannot read swapped\|is lost\|cannot keep its memory\|went below zero" "$T/out"; then
 			cat "$T/out"
 			fail "fork_advice $mode $args: uswap complained"
 		fi
