@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * log.h - uswap's messages (log.c): lines on stderr, once-only ones, and
- * the error text a parser hands back.
+ * the error text a parser hands back.  Apart, so that any file logs
+ * without seeing the runtime.
  */
 #ifndef USWAP_LOG_H
 #define USWAP_LOG_H

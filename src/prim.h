@@ -2,7 +2,7 @@
 /*
  * prim.h - the system call layer (prim.c): every system call the library
  * makes, and fault injection for tests.  It knows nothing of the runtime,
- * so that the pool, the slot allocator and the preload's helpers use it.
+ * so that the pool, the slot allocator and the log use it.
  */
 #ifndef USWAP_PRIM_H
 #define USWAP_PRIM_H

@@ -2,6 +2,7 @@
 /*
  * threadcpu.h - the CPU each thread of the program is on (threadcpu.c),
  * and the most CPUs uswap follows (the runtime's node of each CPU).
+ * Apart from runtime.h: threadcpu.c needs no runtime.
  */
 #ifndef USWAP_THREADCPU_H
 #define USWAP_THREADCPU_H
