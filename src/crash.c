@@ -27,7 +27,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
 #include "crash.h"
 #include "fdtable.h"
 

@@ -2,7 +2,8 @@
 /*
  * crash.h - what the preload library's signal handlers need of the
  * library (crash.c): which threads are uswap's, and lines written from a
- * signal handler (no stdio, no malloc: async-signal-safe).
+ * signal handler (no stdio, no malloc: async-signal-safe); and how a
+ * thread of uswap marks itself one (start_thread, thread.h).
  */
 #ifndef USWAP_CRASH_H
 #define USWAP_CRASH_H
@@ -34,5 +35,10 @@ const char *crash_signame(int sig, char *buf, size_t len);
  * instruction and the file it belongs to), and the process dies of it.
  */
 void crash_report(int sig, const siginfo_t *si, const void *uc);
+
+/* crash.c: uswap's own threads, and the line a crash of one leaves. */
+void crash_thread_mark(const char *name);
+/* The signals a thread of uswap leaves unblocked: its own faults. */
+void crash_sigmask(sigset_t *set);
 
 #endif /* USWAP_CRASH_H */

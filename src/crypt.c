@@ -59,6 +59,7 @@
  * runtime setup (it picks the CPU's fastest implementations); nothing here
  * allocates or takes a lock on the fault path.
  */
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <sodium.h>
@@ -67,7 +68,10 @@
 #include <unistd.h>
 
 #include "crypt.h"
-#include "internal.h"
+#include "base.h"
+#include "log.h"
+#include "prim.h"
+#include "swap.h"
 
 #define MAX_KEYS	16	/* live keys a fork handler re-locks */
 

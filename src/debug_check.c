@@ -27,7 +27,11 @@
 
 #include <stdlib.h>
 
-#include "internal.h"
+#include "lockdep.h"
+#include "log.h"
+#include "memcontrol.h"
+#include "runtime.h"
+#include "swap.h"
 #include "swapdev.h"
 #include "zsmalloc.h"
 #include "zswap_pool.h"

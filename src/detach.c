@@ -35,7 +35,13 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
+#include "fdtable.h"
+#include "log.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "uswap.h"
 
 /*
  * Read folio i of r in and install it.  Returns the pages read in, or

@@ -73,7 +73,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "lockdep.h"
+#include "log.h"
+#include "prim.h"
 #include "fdtable.h"
 
 #ifndef SYS_close_range

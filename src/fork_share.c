@@ -39,7 +39,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "fdtable.h"
+#include "lockdep.h"
+#include "log.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
 
 #define PM_PRESENT	(1ull << 63)
 #define PM_EXCLUSIVE	(1ull << 56)	/* PM_MMAP_EXCLUSIVE */

@@ -56,7 +56,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "uswap.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ	22

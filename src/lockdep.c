@@ -37,8 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "internal.h"
+#include "log.h"
 #include "lockdep.h"
 
 #define LOCKDEP_MAX	128

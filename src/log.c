@@ -13,7 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "fdtable.h"
+#include "log.h"
 
 static void __attribute__((format(printf, 1, 0))) vlog(const char *fmt, va_list ap)
 {

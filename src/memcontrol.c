@@ -58,6 +58,7 @@
  * totals (vmstat.c), so that uswap run counts a process that ended with
  * _exit() or a signal once.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -69,7 +70,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "fdtable.h"
+#include "lockdep.h"
+#include "log.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "uswap.h"
+#include "vmstat.h"
+#include "zswap.h"
 
 #define MEMCG_SHARE_WAIT_US	200000u		/* starved: every member reclaims */
 #define MEMCG_SHARE_OFF_US	1000000u	/* ... for this long */

@@ -50,7 +50,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "lockdep.h"
+#include "log.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "swap.h"
+#include "threadcpu.h"
+#include "uswap.h"
+#include "vmstat.h"
+#include "zswap.h"
 #include "trace.h"
 #include "fdtable.h"
 #include "swap_io.h"

@@ -32,7 +32,14 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "lockdep.h"
+#include "log.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "uswap.h"
+#include "vma.h"
 
 #ifndef MCL_ONFAULT
 #define MCL_ONFAULT	4

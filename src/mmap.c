@@ -17,7 +17,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "lockdep.h"
+#include "log.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "uswap.h"
+#include "vma.h"
 
 #ifndef MADV_WIPEONFORK
 #define MADV_WIPEONFORK	18

@@ -22,7 +22,13 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "log.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "uswap.h"
+#include "vma.h"
 
 struct prot_change {
 	int prot;

@@ -28,7 +28,10 @@
 #include <string.h>
 
 #include "compress.h"
-#include "internal.h"
+#include "base.h"
+#include "demote.h"
+#include "memory_tiers.h"
+#include "uswap.h"
 #include "swapdev.h"
 #include "options.h"
 

@@ -28,7 +28,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "base.h"
+#include "uswap.h"
 #include "options.h"
 
 #define SZ_4K		(4ull << 10)

@@ -23,7 +23,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "prim.h"
+#include "uswap.h"
 #include "options.h"
 
 #define SZ_4K		(4ull << 10)

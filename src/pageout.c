@@ -42,7 +42,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "log.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "swap.h"
+#include "uswap.h"
+#include "vma.h"
+#include "zswap.h"
 #include "swap_io.h"
 #include "trace.h"
 #include "vmscan.h"

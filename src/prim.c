@@ -47,7 +47,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "log.h"
+#include "prim.h"
 #include "crash.h"
 #include "fdtable.h"
 

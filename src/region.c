@@ -49,11 +49,20 @@
  * inside an op_lock read section.  A resident folio that is locked or
  * pinned (F_UNEVICTABLE, mlock.c) is on no LRU list.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "base.h"
+#include "ilist.h"
+#include "lockdep.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "swap.h"
+#include "uswap.h"
 #include "trace.h"
 
 int region_table_init(struct uswap_runtime *rt)

@@ -44,6 +44,7 @@
  * allocator's own handlers run around them: its prepare before ours,
  * its child handler after ours, once the fault threads serve faults.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -56,7 +57,21 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "crash.h"
+#include "demote.h"
+#include "fdtable.h"
+#include "lockdep.h"
+#include "log.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "swap.h"
+#include "thread.h"
+#include "threadcpu.h"
+#include "uswap.h"
+#include "zswap.h"
 #include "trace.h"
 #include "options.h"
 #include "slab.h"

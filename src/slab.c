@@ -31,12 +31,14 @@
  * prepare runs after the runtime's (which allocates here) and its child
  * handler before.
  */
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
+#include "prim.h"
 #include "slab.h"
 
 #define SLAB_SPACE	(64ul << 20)

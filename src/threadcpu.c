@@ -27,7 +27,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "prim.h"
+#include "threadcpu.h"
 #include "uswap.h"
 
 /* glibc 2.35 and later: where the thread's rseq area is, and its size. */

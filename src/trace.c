@@ -22,7 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "prim.h"
+#include "uswap.h"
 #include "trace.h"
 
 #define TRACE_ENTRIES	(1u << 16)

@@ -23,7 +23,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "log.h"
+#include "prim.h"
+#include "runtime.h"
+#include "uswap.h"
 
 #define UNMANAGED_CHECK_US	1000000
 

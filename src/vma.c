@@ -19,11 +19,14 @@
  * and no allocation on the fault path.  The array's memory is uswap's own
  * (prim_alloc), never the program's.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "base.h"
+#include "prim.h"
+#include "vma.h"
 
 #define PROT_RW		(PROT_READ | PROT_WRITE)
 

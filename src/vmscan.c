@@ -74,6 +74,7 @@
  * moves there instead (demote.c) and is resident again; reclaim of a
  * slower node's own budget takes its victims from the demoted lists.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -81,7 +82,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "demote.h"
+#include "ilist.h"
+#include "lockdep.h"
+#include "log.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "swap.h"
+#include "uswap.h"
+#include "vma.h"
+#include "zswap.h"
 #include "swap_io.h"
 #include "trace.h"
 #include "vmscan.h"

@@ -8,7 +8,12 @@
 
 #include <sys/uio.h>
 
-#include "internal.h"
+#include "base.h"
+#include "demote.h"
+#include "region.h"
+#include "runtime.h"
+#include "swap.h"
+#include "zswap.h"
 #include "swap_io.h"
 
 #define BATCH_PAGES	512u	/* one 2 MiB cluster per batch */

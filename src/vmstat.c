@@ -10,7 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "demote.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "runtime.h"
+#include "swap.h"
+#include "uswap.h"
+#include "vmstat.h"
+#include "zswap.h"
 #include "swap_io.h"
 
 /*

@@ -48,7 +48,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "log.h"
+#include "prim.h"
+#include "runtime.h"
+#include "thread.h"
+#include "uswap.h"
 
 #define WATCHDOG_TICK_MS	100
 #define WATCHDOG_STALL_TICKS	50

@@ -17,7 +17,10 @@
  * The clock is 32 bits in the shadow and wraps; distances are computed
  * modulo 2^32 pages (16 TiB), far beyond any refault worth detecting.
  */
-#include "internal.h"
+#include "lockdep.h"
+#include "region.h"
+#include "runtime.h"
+#include "uswap.h"
 
 
 /* Record the eviction of a folio of nr pages.  Caller holds op_lock. */

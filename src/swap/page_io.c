@@ -59,6 +59,7 @@
  * byte, in both modes, at the one place both reap a transfer's result
  * (io_result), so that every path above sees what a failing device gives.
  */
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <liburing.h>
@@ -69,7 +70,11 @@
 #include <unistd.h>
 
 #include "crypt.h"
-#include "internal.h"
+#include "base.h"
+#include "fdtable.h"
+#include "log.h"
+#include "prim.h"
+#include "swap.h"
 #include "slab.h"
 #include "page_io.h"
 #include "swap_io.h"

@@ -46,6 +46,7 @@
  * keeps the size), BLKDISCARD on a block device.  A file system or device
  * that cannot do it gets one log line and no more discards.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -58,7 +59,12 @@
 
 #include "crc32c.h"
 #include "crypt.h"
-#include "internal.h"
+#include "base.h"
+#include "fdtable.h"
+#include "lockdep.h"
+#include "log.h"
+#include "prim.h"
+#include "swap.h"
 #include "swap_io.h"
 
 #ifndef O_TMPFILE

@@ -43,7 +43,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "base.h"
+#include "ilist.h"
+#include "prim.h"
 #include "swap.h"
 #include "swap_io.h"
 

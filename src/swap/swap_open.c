@@ -34,7 +34,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "log.h"
+#include "prim.h"
+#include "swap.h"
+#include "uswap.h"
 #include "swapdev.h"
 
 /* The directory part of path, or "." */

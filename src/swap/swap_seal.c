@@ -49,7 +49,8 @@
 #include <sys/uio.h>
 
 #include "crypt.h"
-#include "internal.h"
+#include "base.h"
+#include "swap.h"
 #include "page_io.h"
 #include "swap_io.h"
 

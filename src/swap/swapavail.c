@@ -63,7 +63,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "lockdep.h"
+#include "prim.h"
 #include "swapdev.h"
 
 struct swap_avail_list {

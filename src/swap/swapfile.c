@@ -193,7 +193,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ilist.h"
+#include "lockdep.h"
+#include "prim.h"
 #include "swap.h"
 #include "swap_io.h"
 

@@ -45,6 +45,7 @@
  * --encrypt on, its encryption state (crypt.h: a salt, a nonce counter, a
  * tag per slot, and a reference on the runtime's one key) instead.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -56,7 +57,16 @@
 #include <unistd.h>
 
 #include "crypt.h"
-#include "internal.h"
+#include "base.h"
+#include "fdtable.h"
+#include "log.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "runtime.h"
+#include "swap.h"
+#include "threadcpu.h"
+#include "uswap.h"
+#include "zswap.h"
 #include "swap_io.h"
 #include "swapdev.h"
 

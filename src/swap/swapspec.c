@@ -25,7 +25,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "log.h"
+#include "prim.h"
+#include "swap.h"
+#include "uswap.h"
 #include "swapdev.h"
 
 #define SPEC_FIELDS	"prio=, size=, node=, discard or direct"

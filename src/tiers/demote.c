@@ -54,7 +54,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "demote.h"
+#include "ilist.h"
+#include "lockdep.h"
+#include "log.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "uswap.h"
 #include "memory_tiers.h"
 
 #define DEMOTE_MAX_PAGES	1024u	/* a batch: 2 MiB plus one 2 MiB folio */

@@ -23,12 +23,13 @@
  *
  * Pure logic, run once at setup on the stack: nothing here allocates.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
 #include "memory_tiers.h"
 
 /* Format mask as a node list ("0-2,5") into buf: bytes written. */

@@ -37,6 +37,7 @@
  * Everything runs once, at setup: files are read into buffers on the
  * stack and the results are fixed arrays, so nothing here allocates.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +45,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "log.h"
+#include "prim.h"
 #include "memory_tiers.h"
 #include "swapdev.h"
 

@@ -29,7 +29,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "prim.h"
 #include "swapdev.h"
 
 #define SYSFS_DEPTH	8	/* slaves followed, at most */

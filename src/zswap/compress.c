@@ -26,6 +26,7 @@
  * Formats: LZ4 blocks, zstd frames without checksum, raw deflate.  None
  * detects every corruption (see compress.h): callers checksum.
  */
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -40,7 +41,8 @@
 #include <zlib.h>
 
 #include "compress.h"
-#include "internal.h"
+#include "base.h"
+#include "prim.h"
 
 #define LZ4_ACCEL_MAX		65537	/* LZ4's own ceiling */
 #define DEFLATE_WBITS		15	/* raw deflate: passed negated */

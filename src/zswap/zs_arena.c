@@ -39,12 +39,15 @@
  * entries.  The zap itself runs without it: a span being zapped is marked
  * PURGING and is on no list.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 
-#include "internal.h"
+#include "base.h"
+#include "lockdep.h"
+#include "prim.h"
 #include "zs_arena.h"
 
 #define ZS_DIRTY_MAX		64u		/* pages of cached empty spans */

@@ -42,10 +42,12 @@
  * the handle table, the fullness lists and counts of each class, then the
  * arena (arena_validate()).
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
+#include "lockdep.h"
 #include "zs_arena.h"
 #include "zs_pool.h"
 #include "zsmalloc.h"

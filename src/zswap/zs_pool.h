@@ -21,13 +21,14 @@
 #ifndef USWAP_ZS_POOL_H
 #define USWAP_ZS_POOL_H
 
+#include <assert.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "base.h"
 #include "zs_arena.h"
 
 #define ZS_ALIGN		16u	/* slot size step */

@@ -36,9 +36,11 @@
  * included) and the pages of pages[] and handles[] up to their high-water
  * marks, each charged before it is used.
  */
+#include <assert.h>
 #include <string.h>
 
-#include "internal.h"
+#include "base.h"
+#include "prim.h"
 #include "zs_arena.h"
 #include "zs_pool.h"
 #include "zsmalloc.h"

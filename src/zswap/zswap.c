@@ -40,13 +40,20 @@
  * zswap_writeback.c; the structures both files share, and their locking,
  * in zswap_pool.h.
  */
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "crc32c.h"
-#include "internal.h"
+#include "base.h"
+#include "ilist.h"
+#include "lockdep.h"
+#include "log.h"
+#include "prim.h"
+#include "swap.h"
+#include "thread.h"
 #include "swap_io.h"
 #include "zsmalloc.h"
 #include "zswap.h"

@@ -19,7 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "ilist.h"
+#include "swap.h"
 #include "zswap.h"
 
 struct zs_pool;

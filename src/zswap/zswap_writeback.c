@@ -33,7 +33,11 @@
 #include <sys/uio.h>
 #include <time.h>
 
-#include "internal.h"
+#include "base.h"
+#include "ilist.h"
+#include "lockdep.h"
+#include "prim.h"
+#include "swap.h"
 #include "swap_io.h"
 #include "zsmalloc.h"
 #include "zswap.h"

@@ -40,7 +40,7 @@
  *			seals with the same key and counters), and the
  *			parent's view is unchanged
  *
- * FOLIO is the folio size (default 64K).  White-box: includes internal.h
+ * FOLIO is the folio size (default 64K).  White-box: includes runtime.h
  * to reach the runtime's devices and their encryption state.
  * Exit 0 pass, 1 fail, 77 skip.
  */
@@ -54,7 +54,11 @@
 
 #include "testlib.h"
 #include "crypt.h"
-#include "internal.h"
+#include "base.h"
+#include "region.h"
+#include "runtime.h"
+#include "swap.h"
+#include "uswap.h"
 
 #ifndef UFFD_FEATURE_POISON
 #define UFFD_FEATURE_POISON	(1 << 14)

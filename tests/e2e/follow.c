@@ -19,7 +19,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "runtime.h"
+#include "threadcpu.h"
+#include "uswap.h"
 #include "testlib.h"
 
 #define MB (1ul << 20)

@@ -28,7 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "memcontrol.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "swap.h"
+#include "uswap.h"
 #include "testlib.h"
 
 extern char **environ;

@@ -46,7 +46,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "prim.h"
+#include "region.h"
+#include "runtime.h"
+#include "swap.h"
+#include "uswap.h"
 #include "testlib.h"
 
 #ifndef MADV_POPULATE_READ

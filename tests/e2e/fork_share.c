@@ -26,7 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base.h"
+#include "memcontrol.h"
+#include "region.h"
+#include "runtime.h"
+#include "uswap.h"
 #include "testlib.h"
 
 #define MB (1ul << 20)

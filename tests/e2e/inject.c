@@ -46,7 +46,7 @@
  * FOLIO is the folio size (default 64K; at 4K and 16K swap-in reads
  * ahead).  Faults on the uffd ioctls need no device: the others name
  * device files in a temporary directory.  uswap's log goes to a file
- * (counted), shown when the test fails.  White-box: includes internal.h to
+ * (counted), shown when the test fails.  White-box: includes runtime.h to
  * reach the runtime's devices (tamper) and per-device counters.
  * Exit 0 pass, 1 fail, 77 skip.
  */
@@ -60,7 +60,11 @@
 
 #include "testlib.h"
 #include "crc32c.h"
-#include "internal.h"
+#include "base.h"
+#include "region.h"
+#include "runtime.h"
+#include "swap.h"
+#include "uswap.h"
 
 #ifndef UFFD_FEATURE_POISON
 #define UFFD_FEATURE_POISON	(1 << 14)

@@ -15,7 +15,7 @@ esac
 mkdir "$T/tree"
 (cd "$ROOT" && git ls-files -z 2>/dev/null | xargs -0 cp -d --parents -t "$T/tree") ||
 	skip "not a git checkout: cannot copy the tree"
-printf 'int lint_planted_stale(void);\n' >>"$T/tree/src/internal.h"
+printf 'int lint_planted_stale(void);\n' >>"$T/tree/src/runtime.h"
 printf '/* lint_planted_missing() is named here. */\n' >>"$T/tree/src/log.c"
 printf 'static int lint_planted_raw(void)\n{\n\treturn close(0);\n}\n' >>"$T/tree/src/log.c"
 "$T/tree/scripts/lint" "$B" >"$T/out2" 2>&1 && fail "scripts/lint passed a tree with planted mistakes"

@@ -29,7 +29,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "memcontrol.h"
+#include "runtime.h"
+#include "uswap.h"
 #include "testlib.h"
 
 #define MB (1ul << 20)

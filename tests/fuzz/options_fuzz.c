@@ -63,7 +63,7 @@
 #include <strings.h>
 
 #include "compress.h"
-#include "internal.h"
+#include "demote.h"
 #include "swapdev.h"
 #include "uswap.h"
 #include "fuzzlib.h"

@@ -39,7 +39,9 @@
 
 #include "unitlib.h"
 #include "crypt.h"
-#include "internal.h"
+#include "base.h"
+#include "prim.h"
+#include "swap.h"
 #include "swap_io.h"
 
 #define DEV_BYTES	(32u << 20)

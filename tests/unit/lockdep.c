@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
 #include "lockdep.h"
 #include "swap.h"
 #include "unitlib.h"

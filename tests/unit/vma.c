@@ -7,9 +7,11 @@
  * agree with the model, and the segments must be sorted, disjoint,
  * never default and never mergeable.
  */
+#include <stdbool.h>
 #include <sys/mman.h>
 
-#include "internal.h"
+#include "base.h"
+#include "vma.h"
 #include "testlib.h"
 
 #define NPAGES	256u
