@@ -339,6 +339,7 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 						swp_offset(ft->ra_first) + k * nr,
 						src, nr);
 		if (!cerr) {
+			trace_folio(TR_LOAD, a, nr, gl, 0);
 			cerr = prim_uffd_copy(rt->uffd, a, src, len, true, NULL);
 			if (cerr == -EEXIST) {
 				/* A page is not our copy: the folio is dirty. */
@@ -354,7 +355,6 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 			memcg_uncharge(rt, nr);
 			continue;
 		}
-		trace_folio(TR_LOAD, a, nr, gl, 0);
 		atomic_store(&g->flags, (gl & F_WORKINGSET) | FOLIO_RESIDENT |
 					clean | (folio_unevictable(rt, a, len) ?
 						 F_UNEVICTABLE : 0));
@@ -393,6 +393,7 @@ static void fault_lost(struct uswap_runtime *rt, struct region *r,
 		       uint32_t page, int err)
 {
 	lock_assert_held_read(&rt->op_lock);
+	trace_folio(TR_LOAD_FAIL, addr, (uint32_t)(len >> PAGE_SHIFT), fl, err);
 	count_event(rt, err == -EBADMSG ? USWAP_SWAP_CORRUPT :
 		    USWAP_SWAP_IO_ERROR, 1);
 	if (!(rt->features & UFFD_FEATURE_POISON)) {
@@ -474,6 +475,8 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 		active = workingset_refault(rt, r, f, nr);
 	}
 
+	/* Before the copy, which wakes the thread: it sees this first. */
+	trace_folio(swapped ? TR_LOAD : TR_FILL, addr, nr, fl, pooled);
 	err = prim_uffd_copy(rt->uffd, addr, src, len, keep_clean, NULL);
 	if (err == -EEXIST) {
 		/* A page was mapped already, not from our copy: dirty. */
@@ -493,7 +496,6 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	} else {
 		count_event(rt, USWAP_ZERO_FILL, 1);
 	}
-	trace_folio(swapped ? TR_LOAD : TR_FILL, addr, nr, fl, pooled);
 	fl = (fl & F_WORKINGSET) | FOLIO_RESIDENT | (keep_clean ? F_CLEAN : 0);
 	if (folio_unevictable(rt, addr, len))
 		fl |= F_UNEVICTABLE;	/* locked or pinned: no list */

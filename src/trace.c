@@ -47,7 +47,7 @@ static __thread int32_t my_tid __attribute__((tls_model("initial-exec")));
 static const char *const trace_names[TRACE_NR_EVENTS] = {
 	[TR_FILL]	= "filled (zeros)",
 	[TR_LOAD]	= "loaded (arg: pages from the pool)",
-	[TR_LOAD_FAIL]	= "load failed (arg: -errno)",
+	[TR_LOAD_FAIL]	= "load failed, the folio is lost (arg: -errno)",
 	[TR_REPAIR]	= "a missing page of a resident folio filled with zeros",
 	[TR_WAIT_MOVED]	= "a fault waits: pages moved out",
 	[TR_WP]		= "write-protect fault (arg: 1 aborted an eviction)",
@@ -59,9 +59,8 @@ static const char *const trace_names[TRACE_NR_EVENTS] = {
 	[TR_ABORT]	= "eviction aborted (moved back, resident)",
 	[TR_PUTBACK]	= "put back (not evicted)",
 	[TR_SWAPPED]	= "swapped (arg: 1 clean)",
-	[TR_ZAP]	= "zapped in place",
+	[TR_ZAP]	= "zapped in place (arg: 1 moved, but some pages in place)",
 	[TR_DROP]	= "dropped (munmap, MADV_DONTNEED; arg: pages)",
-	[TR_FORK]	= "fork child: its copy of the table",
 };
 
 /* From the runtime's creation: USWAP_TRACE set turns the history on. */

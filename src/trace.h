@@ -10,8 +10,8 @@
 #include <stdint.h>
 
 enum trace_event {
-	TR_FILL,	/* a folio's first touch: zeros */
-	TR_LOAD,	/* brought back from its slots */
+	TR_FILL,	/* a folio's first touch: zeros (before the copy) */
+	TR_LOAD,	/* read back from its slots (before the copy) */
 	TR_LOAD_FAIL,
 	TR_REPAIR,	/* a missing page of a resident folio: zeros */
 	TR_WAIT_MOVED,	/* a fault waits for pages moved out */
@@ -26,7 +26,6 @@ enum trace_event {
 	TR_SWAPPED,	/* EVICTING or ZAPPING -> SWAPPED */
 	TR_ZAP,		/* pages dropped in place */
 	TR_DROP,	/* munmap or MADV_DONTNEED */
-	TR_FORK,	/* a fork child's table */
 	TRACE_NR_EVENTS
 };
 

@@ -598,6 +598,8 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 						FOLIO_ZAPPING)) {
 					v->written = true;
 					zap_add(rc, v, here, &nz);
+					trace_folio(TR_ZAP, v->addr,
+						    v->nr_pages, fl, 1);
 					shared |= (v->fl & F_SHARED) != 0;
 					break;
 				}
@@ -621,6 +623,7 @@ static uint64_t zap_victims(struct reclaimer *rc, unsigned nv)
 			continue;
 		}
 		zap_add(rc, v, here, &nz);
+		trace_folio(TR_ZAP, v->addr, v->nr_pages, fl, 0);
 		v->written = true;
 		if (v->fl & F_SHARED)	/* as isolated: only fork sets it */
 			shared = true;
