@@ -207,7 +207,7 @@ static void step_wait(void)
 	for (i = 0; i < 2; i++)
 		pthread_create(&th[i], NULL, reader, (void *)(uintptr_t)i);
 	/* Until a read has met a folio moving out (a bound only for a hang). */
-	for (round = 0; round < 200 && counter(USWAP_EVICT_WAIT) == waits; round++)
+	for (round = 0; round < 2000 && counter(USWAP_EVICT_WAIT) == waits; round++)
 		fill(NPAGES / 2, NPAGES / 2, 10 + round);
 	atomic_store(&readers_stop, true);
 	for (i = 0; i < 2; i++) {
