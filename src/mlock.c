@@ -328,25 +328,8 @@ void mlock_new_region(struct uswap_runtime *rt, uintptr_t start, size_t len,
 
 static int pins_reserve(struct uswap_runtime *rt, unsigned more)
 {
-	unsigned cap = rt->cap_pins ? rt->cap_pins : 64;
-	struct pin *p;
-	size_t len;
-
-	if (rt->nr_pins + more <= rt->cap_pins)
-		return 0;
-	while (cap < rt->nr_pins + more)
-		cap *= 2;
-	len = cap * sizeof(*p);
-	p = prim_alloc(len);
-	if (!p)
-		return -ENOMEM;
-	if (rt->nr_pins)
-		memcpy(p, rt->pins, rt->nr_pins * sizeof(*p));
-	prim_free(rt->pins, rt->pins_len);
-	rt->pins = p;
-	rt->cap_pins = cap;
-	rt->pins_len = len;
-	return 0;
+	return prim_array_grow((void **)&rt->pins, &rt->pins_len, &rt->cap_pins,
+			       rt->nr_pins, more, sizeof(*rt->pins));
 }
 
 EXPORT int uswap_pin(struct uswap_runtime *rt, int ring_fd,

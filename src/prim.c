@@ -812,6 +812,36 @@ void *prim_alloc(size_t len)
 }
 
 /*
+ * Room for `more` elements of elem bytes after the nr in use in *arr, an
+ * array of internal memory of *cap elements (*len bytes; 0, 0 and NULL at
+ * first): its capacity doubled from 64 until they fit, what was in use
+ * copied, the old array freed.  0 or -ENOMEM (then *arr is as it was).
+ */
+int prim_array_grow(void **arr, size_t *len, unsigned *cap, unsigned nr,
+		    unsigned more, size_t elem)
+{
+	unsigned want = *cap ? *cap : 64;
+	size_t bytes;
+	void *p;
+
+	if (nr + more <= *cap)
+		return 0;
+	while (want < nr + more)
+		want *= 2;
+	bytes = want * elem;
+	p = prim_alloc(bytes);
+	if (!p)
+		return -ENOMEM;
+	if (nr)
+		memcpy(p, *arr, nr * elem);
+	prim_free(*arr, *len);
+	*arr = p;
+	*cap = want;
+	*len = bytes;
+	return 0;
+}
+
+/*
  * A thread's stack of len bytes (a page multiple) of uswap's own, above a
  * guard page: its lowest address, or NULL.  prim_free_stack() frees it.
  */

@@ -64,6 +64,9 @@ void prim_fd_poke(int fd);
 void *prim_alloc(size_t len);		/* internal memory: zeroed, page-rounded */
 void prim_free(void *p, size_t len);	/* either kind */
 void *prim_alloc_shared(size_t len);	/* stays shared across fork */
+/* Room for more elements in a growing array of internal memory. */
+int prim_array_grow(void **arr, size_t *len, unsigned *cap, unsigned nr,
+		    unsigned more, size_t elem);
 void *prim_alloc_stack(size_t len);	/* a thread's, above a guard page */
 void prim_free_stack(void *stack, size_t len);
 int prim_shared_mutex_init(pthread_mutex_t *m);

@@ -62,25 +62,8 @@ static unsigned seg_lower_bound(const struct vma_map *m, uintptr_t addr)
 /* Room for `more` segments more.  0 or -ENOMEM. */
 static int map_reserve(struct vma_map *m, unsigned more)
 {
-	unsigned cap = m->cap ? m->cap : 64;
-	struct vma_seg *seg;
-	size_t len;
-
-	if (m->nr + more <= m->cap)
-		return 0;
-	while (cap < m->nr + more)
-		cap *= 2;
-	len = cap * sizeof(*seg);
-	seg = prim_alloc(len);
-	if (!seg)
-		return -ENOMEM;
-	if (m->nr)
-		memcpy(seg, m->seg, m->nr * sizeof(*seg));
-	prim_free(m->seg, m->map_len);
-	m->seg = seg;
-	m->cap = cap;
-	m->map_len = len;
-	return 0;
+	return prim_array_grow((void **)&m->seg, &m->map_len, &m->cap, m->nr,
+			       more, sizeof(*m->seg));
 }
 
 static void seg_insert(struct vma_map *m, unsigned at, uintptr_t start,
