@@ -155,7 +155,7 @@ static char *parse_string(struct parser *p)
 		c = peek(p);
 		if (c < 0) {
 			fail(p, "unterminated string");
-			goto err;
+			goto err_free;
 		}
 		p->pos++;
 		if (c == '"')
@@ -163,7 +163,7 @@ static char *parse_string(struct parser *p)
 		if (c < 0x20) {
 			p->pos--;
 			fail(p, "control character in a string");
-			goto err;
+			goto err_free;
 		}
 		if (c != '\\') {
 			if (!buf_put(&b, (char)c))
@@ -204,7 +204,7 @@ static char *parse_string(struct parser *p)
 			}
 			if (cp <= 0) {
 				fail(p, "bad \\u escape");
-				goto err;
+				goto err_free;
 			}
 			if (!buf_put_utf8(&b, (uint32_t)cp))
 				goto nomem;
@@ -212,14 +212,14 @@ static char *parse_string(struct parser *p)
 		default:
 			p->pos--;
 			fail(p, "bad escape in a string");
-			goto err;
+			goto err_free;
 		}
 		if (!buf_put(&b, (char)c))
 			goto nomem;
 	}
 nomem:
 	fail_nomem(p);
-err:
+err_free:
 	free(b.b);
 	return NULL;
 }

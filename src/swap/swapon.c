@@ -95,11 +95,11 @@ static int own_file(struct swap_info *si, unsigned type, const char *dir,
 	}
 	err = swap_info_init(si, type, size);
 	if (err)
-		goto err;
+		goto err_log;
 	err = swap_file_create(si, dir, size);
 	if (err) {
 		swap_info_destroy(si);
-		goto err;
+		goto err_log;
 	}
 	si->grow_free = grow;
 	if (grow || discard) {
@@ -111,7 +111,7 @@ static int own_file(struct swap_info *si, unsigned type, const char *dir,
 			si->discard->lazy = !discard;
 	}
 	return 0;
-err:
+err_log:
 	uswap_log("cannot create a swap file in %s: %s", dir, strerror(-err));
 	return err;
 }

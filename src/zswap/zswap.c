@@ -622,7 +622,7 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 	zs->ent = prim_mmap(NULL, zs->ent_len, PROT_READ | PROT_WRITE,
 			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (zs->ent == MAP_FAILED)
-		goto fail;
+		goto err_destroy;
 	for (k = 0; k < nr_devs; k++) {
 		zs->slot_ent_len[k] = (size_t)devs[k]->nr_slots * sizeof(uint32_t);
 		zs->slot_ent[k] = prim_mmap(NULL, zs->slot_ent_len[k],
@@ -631,7 +631,7 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 					    MAP_NORESERVE, -1, 0);
 		if (zs->slot_ent[k] == MAP_FAILED) {
 			zs->slot_ent[k] = NULL;
-			goto fail;
+			goto err_destroy;
 		}
 	}
 	zs->next_unused = 1;
@@ -641,7 +641,7 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 	zs->pool = zs_create(p->max_bytes + 2 * p->max_unit + (4u << 20),
 			     pool_account, zs);
 	if (!zs->pool)
-		goto fail;
+		goto err_destroy;
 
 	for (k = 0; k < MIN(p->threads, MAX_THREADS); k++) {
 		struct zswap_worker *w = &zs->workers[k];
@@ -650,24 +650,24 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 		w->zs = zs;
 		w->ctx = zswap_ctx_create(zs);
 		if (!w->ctx)
-			goto fail;
+			goto err_destroy;
 		err = start_thread(&w->tid, "uswap-zswap", compress_thread, w);
 		if (err)
-			goto fail;
+			goto err_destroy;
 		zs->nr_threads++;
 	}
 	err = -ENOMEM;
 	zs->wb_ctx = zswap_ctx_create(zs);
 	if (!zs->wb_ctx)
-		goto fail;
+		goto err_destroy;
 	err = start_thread(&zs->wb_thread, "uswap-zswap-wb",
 			   zswap_writeback_thread, zs);
 	if (err)
-		goto fail;
+		goto err_destroy;
 	zs->wb_started = true;
 	*zsp = zs;
 	return 0;
-fail:
+err_destroy:
 	zswap_destroy(zs);
 	return err;
 }
