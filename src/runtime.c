@@ -523,6 +523,7 @@ struct uswap_thread {
 	const void *owner;	/* its runtime (fd_owner_get of its maker) */
 	size_t stack_len;
 	pthread_t tid;
+	_Atomic uint32_t running;	/* it reached its function */
 	struct uswap_thread *next;
 };
 
@@ -576,6 +577,8 @@ static void *thread_trampoline(void *p)
 	prim_set_thread_name(t->name);
 	crash_thread_mark(t->name);	/* a crash here is uswap's (crash.c) */
 	fd_thread_private(t->owner);
+	atomic_store(&t->running, 1);
+	prim_futex_wake_all(&t->running);
 	return t->fn(t->arg);
 }
 
@@ -619,6 +622,14 @@ int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 	t->next = threads;
 	threads = t;
 	pthread_mutex_unlock(&threads_lock);
+	/*
+	 * Until it runs: a thread still starting may hold a lock of the C
+	 * library's or a sanitizer's (its allocator, as a thread sets itself
+	 * up), and a fork meanwhile would leave that lock held for ever in
+	 * the child, whose own threads then never start.
+	 */
+	while (!atomic_load(&t->running))
+		prim_futex_wait(&t->running, 0, 100);
 	return 0;
 }
 

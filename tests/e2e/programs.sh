@@ -45,8 +45,19 @@ echo "python3: $(wc -l <"$T/py.uswap") lines identical; pages out $out; budget p
 [ "$out" -gt 100000 ] || fail "python3's data was not swapped (only $out pages): its bytearrays are not managed"
 # The acceptance: the tree's resident memory within the budget plus the
 # interpreters' own and 8 MiB of uswap's (supervisor, runtimes, buffers).
-[ "$tree" -le $(( 131072 + own + 8192 )) ] ||
-	fail "the tree's Pss peaked at $((tree >> 10)) MiB: over 128 MiB + $((own >> 10)) + 8"
+# A budget that went past 128 MiB did so counted (max_overrun: on a busy
+# machine a fault that waits too long at the budget is admitted past it):
+# then the bound is the budget's own peak, so that memory uswap did not
+# count still fails.
+budget=131072
+overrun=$(vm "$T/py.json" max_overrun)
+if [ $((peak >> 10)) -gt $budget ]; then
+	[ "$overrun" -gt 0 ] || fail "the budget peaked at $((peak >> 20)) MiB of 128 with max_overrun 0"
+	budget=$((peak >> 10))
+	echo "python3: the budget went past 128 MiB, counted (max_overrun $overrun): bound $((budget >> 10)) MiB"
+fi
+[ "$tree" -le $(( budget + own + 8192 )) ] ||
+	fail "the tree's Pss peaked at $((tree >> 10)) MiB: over $((budget >> 10)) MiB + $((own >> 10)) + 8"
 
 # 2. sort, multi-threaded, with a large buffer.
 python3 -c "

@@ -88,6 +88,20 @@ run() {
 	{ wait "$runpid"; } 2>/dev/null
 	rc=$?
 	runpid=
+	# kill -9 returns before the program has exited: until it has, its
+	# descriptors (and its lock on FILE) are still open.
+	[ -n "${progpid:-}" ] && gone "$progpid"
+	progpid=
+}
+
+# gone PID: wait until PID has exited (gone, or a zombie: its files closed).
+gone() {
+	local i
+	for i in $(seq 600); do
+		[ -e "/proc/$1" ] || return 0
+		grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null && return 0
+		sleep 0.1
+	done
 }
 
 bad=0
