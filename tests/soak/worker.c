@@ -599,7 +599,8 @@ static void visit(uint64_t g, uint32_t v, const char *who)
 struct fdset {
 	unsigned n;
 	int fd[MAX_FDS];
-	char target[MAX_FDS][96];
+	char target[MAX_FDS][512];	/* whole: a log directory's path
+					   can be long (tests/run's) */
 };
 
 static struct fdset fork_fds;	/* the parent's, just before a fork */
