@@ -14,7 +14,8 @@
 # its fault as without uswap and sees its own dispositions.
 #
 # core_pattern is global: it is saved, pointed at this test's directory
-# while the test runs, and restored (needs root; skipped otherwise).
+# while the test runs, and restored (needs root; skipped otherwise); two
+# runs of the test at once take turns (a lock file in /tmp).
 B=${USWAP_BUILD:-build}
 set -u
 cd "$(dirname "$0")/../.." || exit 1
@@ -28,6 +29,10 @@ echo "the program's own SIGSEGV handler"
 
 pattern=/proc/sys/kernel/core_pattern
 [ "$(id -u)" -eq 0 ] && [ -w $pattern ] || { echo "SKIP: core_pattern cannot be set (not root)"; exit 77; }
+# Another run of this test (a second make check) would point it elsewhere
+# meanwhile: one at a time, machine-wide.
+exec 9>/tmp/uswap-test-core_pattern.lock
+flock 9
 tmp=$(mktemp -d)
 chmod 777 "$tmp"
 saved=$(cat $pattern)
