@@ -593,6 +593,7 @@ int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 	struct uswap_thread *t = prim_alloc_stack(len);
 	sigset_t all, old;
 	pthread_attr_t attr;
+	unsigned k;
 	int err;
 
 	if (!t)
@@ -626,9 +627,12 @@ int start_thread(pthread_t *tid, const char *name, void *(*fn)(void *),
 	 * Until it runs: a thread still starting may hold a lock of the C
 	 * library's or a sanitizer's (its allocator, as a thread sets itself
 	 * up), and a fork meanwhile would leave that lock held for ever in
-	 * the child, whose own threads then never start.
+	 * the child, whose own threads then never start.  At most 2 s: in a
+	 * fork child where such a lock was left held already, the thread
+	 * cannot start, and the fork handler must not wait for it for ever
+	 * (a child that never faults, or execs, does not need it).
 	 */
-	while (!atomic_load(&t->running))
+	for (k = 0; k < 20 && !atomic_load(&t->running); k++)
 		prim_futex_wait(&t->running, 0, 100);
 	return 0;
 }
