@@ -533,9 +533,10 @@ static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write,
 		fl = atomic_load(&f->flags);
 		switch (folio_state(fl)) {
 		case FOLIO_EVICTING:
+			/* (tid 0: the kernel does not say who faulted.) */
 			if (tid != atomic_load(&rt->reclaim_tid) &&
 			    ((fl & F_MOVED) ||
-			     !atomic_load(&rt->reads_in_place))) {
+			     (tid && !atomic_load(&rt->reads_in_place)))) {
 				/*
 				 * Its pages are in the reclaimer's staging area,
 				 * or may be on their way there: never zeros
