@@ -16,7 +16,7 @@ cd "$(dirname "$0")/../.." || exit 1
 P=$B/tests/e2e/exec_budget
 [ -x "$P" ] || { echo "SKIP: $P is not built"; exit 77; }
 tmp=$(mktemp -d)
-user=uswap_t_e_2
+user=uswap_t_e_2_$$
 cleanup() {
 	[ "$(id -u)" = 0 ] && userdel "$user" >/dev/null 2>&1
 	rm -rf "$tmp"

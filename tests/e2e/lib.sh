@@ -130,8 +130,9 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # user_new NAME: a new user NAME (no home, no login), removed at exit.
-# NAME must be unique to the test (uswap_t_<letter>_<n>): tests run at
-# once.  Skips unless root and the tools are there.
+# NAME must be unique to the test and the run (uswap_t_<letter>_<n>_$$):
+# tests run at once, and so may two make checks.  Skips unless root and
+# the tools are there.
 user_new() {
 	need_root "to create a user"
 	need_cmd useradd userdel setpriv

@@ -16,7 +16,7 @@ P=$B/tests/e2e/setuid_worker
 [ -x "$P" ] || { echo "SKIP: $P is not built"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root"; exit 77; }
 command -v useradd >/dev/null || { echo "SKIP: no useradd"; exit 77; }
-user=uswap_t_e_1
+user=uswap_t_e_1_$$
 userdel "$user" >/dev/null 2>&1
 useradd --system --no-create-home --shell /usr/sbin/nologin "$user" ||
 	{ echo "FAIL: useradd $user"; exit 1; }

@@ -7,7 +7,7 @@ need_built uswap libuswap_preload.so tests/e2e/stat_proctitle
 need_root "to watch another user's tree"
 need_cmd python3 timeout
 P=$B/tests/e2e/stat_proctitle
-EVIL=uswap_t_g_2
+EVIL=uswap_t_g_2_$$
 user_new "$EVIL"
 as_evil() {
 	as_user "$EVIL" "$@"

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 need_built uswap
 need_root "the victim of the planted links"
-EVIL=uswap_t_g_1
+EVIL=uswap_t_g_1_$$
 user_new "$EVIL"
 as_evil() {
 	as_user "$EVIL" "$@"

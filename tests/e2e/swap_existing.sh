@@ -16,7 +16,7 @@ command -v setpriv >/dev/null && command -v useradd >/dev/null ||
 	{ echo "SKIP: needs setpriv and useradd"; exit 77; }
 R=$B/tests/e2e/swap_race
 [ -x "$R" ] || { echo "SKIP: $R is not built"; exit 77; }
-V=uswap_t_F_3v A=uswap_t_F_3a
+V=uswap_t_F_3v_$$ A=uswap_t_F_3a_$$
 T=$(mktemp -d)
 runpid= loop=
 cleanup() {

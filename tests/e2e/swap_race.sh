@@ -15,7 +15,7 @@ command -v setpriv >/dev/null && command -v useradd >/dev/null ||
 	{ echo "SKIP: needs setpriv and useradd"; exit 77; }
 R=$B/tests/e2e/swap_race
 [ -x "$R" ] || { echo "SKIP: $R is not built"; exit 77; }
-V=uswap_t_F_4v A=uswap_t_F_4a
+V=uswap_t_F_4v_$$ A=uswap_t_F_4a_$$
 T=$(mktemp -d)
 racer=
 cleanup() {

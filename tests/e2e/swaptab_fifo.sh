@@ -10,7 +10,7 @@ B=$(realpath "${USWAP_BUILD:-build}")
 set -u
 [ -x "$B/uswap" ] || { echo "SKIP: $B/uswap is not built"; exit 77; }
 T=$(mktemp -d)
-O=uswap_t_F_5
+O=uswap_t_F_5_$$
 cleanup() {
 	userdel "$O" 2>/dev/null
 	rm -rf "$T"

@@ -10,8 +10,12 @@ need_cmd groupadd groupdel
 SYSCTL=/proc/sys/vm/unprivileged_userfaultfd
 [ -w "$SYSCTL" ] || skip "cannot set vm.unprivileged_userfaultfd"
 W=$B/bench/usemem
-USER_=uswap_t_g_3
-GROUP_=uswap_t_g_3uffd
+USER_=uswap_t_g_3_$$
+GROUP_=uswap_t_g_3uffd_$$
+# The sysctl and the device are the machine's: another run of this test
+# (a second make check) waits for this one.
+exec 9>/tmp/uswap-test-userfaultfd.lock
+flock 9
 # What this test changes, as it was, put back whatever happens.
 OLD_SYSCTL=$(cat "$SYSCTL") || exit 1
 OLD_DEV=$(stat -c '%u:%g %a' /dev/userfaultfd) || exit 1
