@@ -8,7 +8,7 @@
 # nothing left behind, no descriptor leaked.  In an ASan build the worker
 # is the ASan one, under the plain preload library (which every build
 # has).  Skipped in TSan builds (a TSan program's fork children start
-# uswap's threads, which TSan does not follow: tests/e2e/sanitizers.sh).
+# uswap's threads, which TSan does not follow: tests/e2e/sanitizers.lib).
 # --avoid-known would leave out the soak's known open bugs that this mix
 # could draw (tests/soak/run, KNOWN: none at present).
 set -u

@@ -18,7 +18,7 @@
  * Handles go from thread to thread through a shared exchange, as slots do
  * in uswap (a reclaimer allocates, a fault in another thread frees; a
  * fork child drops its copy), so frees land in clusters other contexts
- * are allocating from.  Run under ThreadSanitizer by tests/e2e/sanitizers.sh.
+ * are allocating from.  Run under ThreadSanitizer by tests/e2e/sanitizers.lib.
  * Usage: swapfile_threads [--seed N] [CASE...] (tests/unit/unitlib.h);
  * 0 pass, 1 fail.
  */

@@ -645,7 +645,7 @@ static void test_incompressible(void)
 }
 
 /*
- * What the sanitizer builds run (tests/e2e/sanitizers.sh), with fewer
+ * What the sanitizer builds run (tests/e2e/sanitizers.lib), with fewer
  * rounds of the race there: every compressor and folio size take a
  * minute under ThreadSanitizer, these take seconds.
  */
