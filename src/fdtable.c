@@ -169,6 +169,7 @@ static const char *const kind_name[NR_FD_KINDS] = {
 	[FD_PIDFD]		= "pidfd",
 	[FD_WAKE]		= "wake-up pipe",
 	[FD_RING]		= "io_uring instance",
+	[FD_WAITSET]		= "fault thread's epoll set",
 };
 
 static pid_t sys_gettid(void)

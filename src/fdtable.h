@@ -22,6 +22,7 @@ enum fd_kind {
 	FD_PIDFD,		/* this process's pidfd */
 	FD_WAKE,		/* a fault threads' wake-up pipe */
 	FD_RING,		/* an io_uring instance */
+	FD_WAITSET,		/* a fault thread's epoll set */
 	NR_FD_KINDS
 };
 

@@ -746,7 +746,9 @@ out:
  * Be where the faulting thread is for its next fault: both wakeups of a
  * fault are then on one CPU, without interprocessor interrupts
  * (threadcpu.c, docs/fault-cost.md).  After the fault is served, so that
- * moving never delays it.
+ * moving never delays it.  At every fault: looking one fault in 16
+ * (asking where a thread runs is a system call) lost 15% of pmbench-zipf's
+ * accesses (docs/fault-cost.md).
  */
 static void follow(struct fault_thread *ft, int tid)
 {
@@ -910,38 +912,78 @@ static void serve(struct fault_thread *ft, const struct uffd_msg *msg)
 }
 
 /*
- * The fault thread: read one message, resolve it.  One at a time: a thread
- * may wait in memcg_charge() for reclaim, and a message it had read ahead
- * would wait with it, although another thread could serve it (it may be
- * the very fault reclaim waits for).  A read that fails ends the thread
- * (the watchdog starts another); a userfaultfd that is gone ends the
- * process (watchdog_check_uffd).
+ * The fault thread's wait: an epoll set of its own holding the userfaultfd
+ * with EPOLLEXCLUSIVE, so that a fault wakes one waiting fault thread
+ * (poll(2) would wake every thread that polls, and all but one would read
+ * nothing), and the wake-up pipe, which wakes them all at the end.  In
+ * this thread's descriptor table (fdtable.c), tagged with ft.  -1 when it
+ * cannot be made: the thread polls.
+ */
+static int waitset_open(struct fault_thread *ft)
+{
+	struct uswap_runtime *rt = ft->rt;
+	int ep = prim_epoll_create();
+
+	if (ep < 0)
+		return -1;
+	if (prim_epoll_add(ep, rt->uffd, true) ||
+	    prim_epoll_add(ep, rt->wake_pipe[0], false)) {
+		prim_close(ep);
+		return -1;
+	}
+	return fd_install_tagged(ep, FD_WAITSET, ft);
+}
+
+static void waitset_close(struct fault_thread *ft, int ep)
+{
+	if (ep >= 0 && (ep = fd_release_tagged(ep, ft)) >= 0)
+		prim_close(ep);
+}
+
+/* Until a message may be there to read (or the end). */
+static void wait_for_msg(struct fault_thread *ft, int ep)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = ft->rt->uffd, .events = POLLIN },
+		{ .fd = ft->rt->wake_pipe[0], .events = POLLIN },
+	};
+
+	if (ep < 0 || prim_epoll_wait(ep, -1) < 0)
+		prim_poll(pfd, 2, -1);
+}
+
+/*
+ * The fault thread: read one message, resolve it; wait when there was
+ * none.  Reading first: the program, woken by the fault just served, often
+ * faults again before this thread is back, and the thread that served the
+ * last fault takes the next one hot, without sleeping.  One at a time: a
+ * thread may wait in memcg_charge() for reclaim, and a message it had
+ * read ahead would wait with it, although another thread could serve it
+ * (it may be the very fault reclaim waits for).  A read that fails ends
+ * the thread (the watchdog starts another); a userfaultfd that is gone
+ * ends the process (watchdog_check_uffd).
  */
 void *fault_thread_main(void *arg)
 {
 	struct fault_thread *ft = arg;
 	struct uswap_runtime *rt = ft->rt;
 	struct uffd_msg msgs[1];	/* one at a time: see above */
-	struct pollfd pfd[2];
 	ssize_t err = 0;
+	int ep;
 
 	self = ft;
 	if (!ft->io)
 		ft->io = swap_io_create(4);	/* NULL: plain reads */
-	pfd[0].fd = rt->uffd;
-	pfd[0].events = POLLIN;
-	pfd[1].fd = rt->wake_pipe[0];
-	pfd[1].events = POLLIN;
+	ep = waitset_open(ft);
 	if (ft->has_first) {
 		ft->has_first = false;
 		serve(ft, &ft->first);
 	}
 	while (!rt->stopping) {
-		ssize_t n = prim_uffd_read(rt->uffd, msgs, sizeof(msgs));
-		ssize_t k;
+		ssize_t n = prim_uffd_read(rt->uffd, msgs, sizeof(msgs)), k;
 
 		if (n == -EAGAIN || n == -EINTR) {
-			prim_poll(pfd, 2, -1);
+			wait_for_msg(ft, ep);
 			continue;
 		}
 		if (n <= 0) {
@@ -959,6 +1001,7 @@ void *fault_thread_main(void *arg)
 			       strerror((int)-err));
 		watchdog_check_uffd(rt);
 	}
+	waitset_close(ft, ep);
 	fault_thread_end(ft, (int)err);
 	return NULL;
 }

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/file.h>
 #include <poll.h>
@@ -1139,6 +1140,31 @@ int prim_pipe2(int fds[2], int flags)
 int prim_poll(struct pollfd *pfd, unsigned n, int timeout_ms)
 {
 	int r = poll(pfd, n, timeout_ms);
+
+	return r < 0 ? -errno : r;
+}
+
+int prim_epoll_create(void)
+{
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	return ep < 0 ? -errno : ep;
+}
+
+int prim_epoll_add(int ep, int fd, bool exclusive)
+{
+	struct epoll_event ev = {
+		.events = EPOLLIN | (exclusive ? EPOLLEXCLUSIVE : 0u),
+		.data.fd = fd,
+	};
+
+	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+int prim_epoll_wait(int ep, int timeout_ms)
+{
+	struct epoll_event ev[2];
+	int r = epoll_wait(ep, ev, 2, timeout_ms);
 
 	return r < 0 ? -errno : r;
 }

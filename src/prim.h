@@ -92,6 +92,15 @@ int prim_fcntl(int fd, int cmd, int arg);
 int prim_ioctl(int fd, unsigned long req, void *arg);
 int prim_pipe2(int fds[2], int flags);
 int prim_poll(struct pollfd *pfd, unsigned n, int timeout_ms);	/* uswap's threads */
+/*
+ * An epoll set (close-on-exec): its descriptor or -errno.  prim_epoll_add
+ * adds fd for reading; `exclusive` (EPOLLEXCLUSIVE): an event on fd wakes
+ * one of the sets that hold it so and wait, not all.  prim_epoll_wait:
+ * the number of descriptors ready, 0 at the timeout, or -errno.
+ */
+int prim_epoll_create(void);
+int prim_epoll_add(int ep, int fd, bool exclusive);
+int prim_epoll_wait(int ep, int timeout_ms);
 ssize_t prim_getdents(int fd, void *buf, size_t len);
 ssize_t prim_readlink(const char *path, char *buf, size_t len);
 /* A small regular file (/proc, /sys) into buf, NUL-terminated: its length. */

@@ -128,6 +128,10 @@ kernel's swap, interleaved.
                      build/bench/compare-DATE)
   --uswap PATH       the uswap binary (default build/uswap, copied with its
                      preload library into DIR/bin at the start)
+  --base PATH        another uswap binary (a build before a change; its
+                     preload library beside it): every uswap configuration
+                     also runs with it, as base-NAME, right after NAME in
+                     each round
   --usemem, --pmbench, --poolfill PATH
                      the workload binaries (default build/bench/NAME, built
                      if stale and copied into DIR/bin at the start)
@@ -191,6 +195,7 @@ class Options:
         self.out, self.cg_want = "", "auto"
         self.uswap = f"{ROOT}/build/uswap"
         self.uswap_default = True
+        self.uswap_base = ""
         self.usemem = f"{ROOT}/build/bench/usemem"
         self.poolfill = f"{ROOT}/build/bench/poolfill"
         self.pmbench = f"{ROOT}/build/bench/pmbench"
@@ -266,6 +271,8 @@ class Options:
             self.out = val
         elif opt == "--uswap":
             self.uswap, self.uswap_default = val, False
+        elif opt == "--base":
+            self.uswap_base = val
         elif opt in ("--usemem", "--poolfill", "--pmbench"):
             setattr(self, opt[2:], val)
         elif opt == "--pm-duration":
@@ -376,6 +383,20 @@ def pin_binaries(o, has_pool):
         except OSError:
             raise Fatal(f"{PROG}: cannot copy uswap to {bindir}")
         o.uswap = f"{bindir}/uswap"
+    if o.uswap_base:
+        lib = os.path.join(os.path.dirname(o.uswap_base), "libuswap_preload.so")
+        try:
+            os.makedirs(f"{bindir}/base", exist_ok=True)
+            shutil.copy(o.uswap_base, f"{bindir}/base/uswap")
+            shutil.copy(lib, f"{bindir}/base/")
+        except OSError:
+            raise Fatal(f"{PROG}: cannot copy {o.uswap_base} and {lib} to {bindir}/base")
+        o.uswap_base = f"{bindir}/base/uswap"
+
+
+def binary_of(o, c):
+    """The uswap binary configuration c runs."""
+    return o.uswap_base if c.base else o.uswap
 
 
 # ---------------------------------------------------------------- runs
@@ -477,7 +498,7 @@ class Runner:
         if c.is_kernel:
             r["peak"], oom = self.kernel_after(log)
             return oom, ""
-        if c.kind == "uswap" and os.access(self.o.uswap, os.X_OK):
+        if c.kind == "uswap" and os.access(binary_of(self.o, c), os.X_OK):
             s = UswapStats(f"{log}.stats.json")
             if not s.present:
                 return "0", "no stats file"
@@ -503,9 +524,9 @@ class Runner:
         r["load1"], r["busy"] = loadavg1(), f"{self.busy:.2f}"
         with open(f"{log}.cmd", "w") as f:
             f.write(" ".join(cmd) + "\n")
-        if not setup_ok or (c.kind == "uswap" and not os.access(o.uswap, os.X_OK)):
+        if not setup_ok or (c.kind == "uswap" and not os.access(binary_of(o, c), os.X_OK)):
             rc, r["cpu_tree"] = (1, "-") if not setup_ok else (127, "-")
-            note = note or f"missing {o.uswap}"
+            note = note or f"missing {binary_of(o, c)}"
             for ext in ("out", "err"):
                 open(f"{log}.{ext}", "w").close()
         else:
@@ -791,7 +812,8 @@ def run(argv):
     raise_on_signals()
     try:
         o = Options(argv)
-        cfgs = ConfigSet(o.configs, o.folios, o.zswap_units, o.thp, o.ceiling)
+        cfgs = ConfigSet(o.configs, o.folios, o.zswap_units, o.thp, o.ceiling,
+                         bool(o.uswap_base))
     except Fatal as e:
         print(e.msg, file=sys.stderr)
         return e.status

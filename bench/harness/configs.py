@@ -40,12 +40,14 @@ class Config:
              equal priority
     v1       uswap's pool as the kernel's zswap is under cgroup v1: not
              charged, keeping incompressible pages, reclaim at the limit
+    base     run with the --base binary (a build to compare with)
     """
 
     def __init__(self, name, kind, folio=None, comp=None, unit=None, thp=False, devs=0,
-                 v1=False):
+                 v1=False, base=False):
         self.name, self.kind, self.folio, self.comp = name, kind, folio, comp
         self.unit, self.thp, self.devs, self.v1 = unit, thp, devs, v1
+        self.base = base
         self.unavailable = None      # why the kernel cannot run it
         self.stands_in_for = None    # the compressor it replaces (lzo-rle for lz4)
         self.ref_zswap = None        # the kernel's zswap it is compared with
@@ -77,7 +79,7 @@ def is_pm(workload):
 class ConfigSet:
     """The configurations of one invocation, in run order."""
 
-    def __init__(self, spec, folios, zswap_units, thp, ceiling):
+    def __init__(self, spec, folios, zswap_units, thp, ceiling, base=False):
         self.folios = folios
         self.zswap_units = zswap_units
         self.by_name = {}
@@ -90,6 +92,20 @@ class ConfigSet:
             self._add("ceiling", "ceiling")
         if not self.by_name:
             raise Fatal("bench/compare: --configs: no configuration", 2)
+        if base:
+            self._add_base_twins()
+
+    def _add_base_twins(self):
+        """Each uswap configuration also as base-NAME, run right after it
+        with the --base binary."""
+        items = []
+        for name, c in self.by_name.items():
+            items.append((name, c))
+            if c.kind == "uswap":
+                twin = Config(f"base-{name}", "uswap", folio=c.folio, comp=c.comp,
+                              unit=c.unit, thp=c.thp, devs=c.devs, v1=c.v1, base=True)
+                items.append((twin.name, twin))
+        self.by_name = dict(items)
 
     @property
     def all(self):

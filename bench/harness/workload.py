@@ -52,7 +52,7 @@ def uswap_comp_arg(comp, zstd_level):
 
 def uswap_argv(o, c, stats, prog_argv):
     """prog_argv under `uswap run` as configuration c asks."""
-    a = [o.uswap, "run", "--max", str(o.budget_b), "--folio", c.folio, "--swap-dir",
+    a = [o.uswap_base if c.base else o.uswap, "run", "--max", str(o.budget_b), "--folio", c.folio, "--swap-dir",
          o.swap_dir, "--stats", stats]
     for i in range(c.devs):
         a += ["--swap", f"{dev_path(o.swap_dir, i)},prio={DEV_PRIO}"]
