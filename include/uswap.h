@@ -445,6 +445,8 @@ enum uswap_counter {
 	USWAP_MTHP_64KB_SWPOUT,		/* 64 KiB folios given contiguous slots */
 	USWAP_MTHP_64KB_SWPOUT_FALLBACK, /* ... split */
 	USWAP_SWAP_RA,			/* pages read ahead on swap-in */
+	USWAP_FAULT_AROUND,		/* never-touched pages filled with zeros
+					   ahead of a sequential first touch */
 	USWAP_SWAP_RA_HIT,		/* of them, passed over by a sequential reader */
 	USWAP_PGDEMOTE_KSWAPD,		/* pages demoted by background reclaim */
 	USWAP_PGDEMOTE_DIRECT,		/* pages demoted while a fault waited at max */

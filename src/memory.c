@@ -81,9 +81,27 @@
  * budget's room (no waiting for it).  Large folios need no readahead:
  * they are their own.
  */
-#define RA_MAX_FOLIOS	8u
+#define RA_MAX_FOLIOS	16u
 #define RA_MAX_SHIFT	14		/* folios up to 16 KiB */
 #define RA_MAX_PAGES	(RA_MAX_FOLIOS << (RA_MAX_SHIFT - PAGE_SHIFT))
+
+/*
+ * Fault-around for the first touch of small folios: when zero fills come
+ * in order, the never-touched folios that follow are filled with zeros in
+ * the same UFFDIO_COPY, so that a sequential writer faults once per
+ * window instead of once per folio (with 4K folios, one fault per 4 KiB
+ * made first touch six times slower than with 64K folios).  The window
+ * (in folios) doubles when a fill lands right after the last window and
+ * halves otherwise, up to ZA_MAX_PAGES pages in all with the faulting
+ * folio; only over memory that is plainly read-write, and charged without
+ * waiting (a full budget takes no folio ahead).  What the program never
+ * touches costs a zero page each, at most a window's worth at the end of
+ * a run: the reclaimer stores no slot for a page of zeros.  (A protection
+ * changed behind uswap's back, by a raw system call, is not seen: the
+ * page filled there is zeros with that protection, what the program
+ * would read there anyway.)
+ */
+#define ZA_MAX_PAGES	16u
 
 struct fault_thread {
 	struct uswap_runtime *rt;
@@ -98,6 +116,8 @@ struct fault_thread {
 	swp_entry_t ra_first;
 	uint32_t ra_flags[RA_MAX_FOLIOS];
 	swp_entry_t entries[MAX_FOLIO_PAGES];
+	/* Fault-around in flight: the flags each folio had before. */
+	uint32_t za_flags[ZA_MAX_PAGES];
 	int last_tid, last_cpu;		/* the last fault served: follow() */
 	bool own_buf;			/* buf is its own (a spare's) */
 
@@ -318,43 +338,49 @@ static int ra_read(struct fault_thread *ft)
 /*
  * Under op_lock (read) again: install the readahead folios clean, or give
  * them back (SWAPPED, uncharged, waiters woken) when the read failed.
+ * Those that pass their checksums, from the first on, go in one
+ * UFFDIO_COPY; the rest are given back.
  */
 static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 		      uint32_t nr, int err)
 {
 	struct uswap_runtime *rt = ft->rt;
-	uint32_t k, done = 0, page;
+	struct swap_info *si = &rt->swap[swp_type(ft->ra_first)];
+	uint32_t k, ok = 0, done = 0, page, clean = F_CLEAN;
+	uintptr_t a;
+	size_t len;
 
+	while (!err && ok < ft->ra_nr &&
+	       !swap_slots_check(si, swp_offset(ft->ra_first) + ok * nr,
+				 (char *)ft->ra_buf + ((size_t)ok * nr << PAGE_SHIFT),
+				 nr))
+		ok++;
+	if (ok) {
+		folio_range(r, i + 1, &a, &len, &page);
+		for (k = 0; k < ok; k++)
+			trace_folio(TR_LOAD, a + k * len, nr, ft->ra_flags[k], 0);
+		err = prim_uffd_copy(rt->uffd, a, ft->ra_buf, len * ok, true, NULL);
+		if (err == -EEXIST) {
+			/* A page is not our copy (which, we do not know): the
+			   folios are dirty. */
+			count_event(rt, USWAP_UFFD_EEXIST, 1);
+			clean = 0;
+			err = 0;
+		}
+	}
 	for (k = 0; k < ft->ra_nr; k++) {
 		struct folio *g = &r->folios[i + 1 + k];
-		void *src = (char *)ft->ra_buf + ((size_t)k * nr << PAGE_SHIFT);
-		uint32_t gl = ft->ra_flags[k], clean = F_CLEAN;
-		uintptr_t a;
-		size_t len;
-		int cerr = err;
+		uint32_t gl = ft->ra_flags[k];
 
 		folio_range(r, i + 1 + k, &a, &len, &page);
-		if (!cerr)
-			cerr = swap_slots_check(&rt->swap[swp_type(ft->ra_first)],
-						swp_offset(ft->ra_first) + k * nr,
-						src, nr);
-		if (!cerr) {
-			trace_folio(TR_LOAD, a, nr, gl, 0);
-			cerr = prim_uffd_copy(rt->uffd, a, src, len, true, NULL);
-			if (cerr == -EEXIST) {
-				/* A page is not our copy: the folio is dirty. */
-				count_event(rt, USWAP_UFFD_EEXIST, 1);
-				region_free_entries(r, page, nr);
-				clean = 0;
-				cerr = 0;
-			}
-		}
-		if (cerr) {
+		if (err || k >= ok) {
 			atomic_store(&g->flags, gl);
 			prim_uffd_wake(rt->uffd, a, len);
 			memcg_uncharge(rt, nr);
 			continue;
 		}
+		if (!clean)
+			region_free_entries(r, page, nr);
 		atomic_store(&g->flags, (gl & F_WORKINGSET) | FOLIO_RESIDENT |
 					clean | (folio_unevictable(rt, a, len) ?
 						 F_UNEVICTABLE : 0));
@@ -370,6 +396,90 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 	atomic_store(&r->ra_last, done);
 	atomic_store(&r->ra_next, i + 1 + ft->ra_nr);
 	ft->ra_nr = 0;
+}
+
+/*
+ * Under op_lock (read), folio i (nr pages) being zero-filled (NONE ->
+ * LOADING): adapt the window and take the never-touched folios after it
+ * (NONE -> LOADING, charged).  Returns how many; their flags before are
+ * in ft->za_flags.
+ */
+static uint32_t za_begin(struct fault_thread *ft, struct region *r,
+			 uint32_t i, uint32_t nr)
+{
+	struct uswap_runtime *rt = ft->rt;
+	uint32_t win, k, page, taken = 0;
+	uintptr_t a;
+	size_t len;
+
+	if (nr >= ZA_MAX_PAGES)
+		return 0;
+	win = atomic_load(&r->za_win);
+	if (i == atomic_load(&r->za_next))
+		win = win ? MIN(2 * win, ZA_MAX_PAGES / nr - 1) : 1;
+	else
+		win /= 2;
+	atomic_store(&r->za_win, win);
+	win = MIN(win, r->nr_folios - 1 - i);
+	folio_range(r, i, &a, &len, &page);
+	if (win && (vma_flags(&rt->vmas, a + len, a + len * (1 + win)) &
+		    VMA_PROTECTED))
+		win = 0;
+	for (k = 1; k <= win; k++) {
+		struct folio *g = &r->folios[i + k];
+		uint32_t gl = atomic_load(&g->flags);
+		size_t glen;
+
+		folio_range(r, i + k, &a, &glen, &page);
+		if (glen != len || folio_state(gl) != FOLIO_NONE ||
+		    !memcg_try_charge(rt, nr))
+			break;
+		if (!atomic_compare_exchange_strong(&g->flags, &gl,
+				(gl & ~FOLIO_STATE_MASK) | FOLIO_LOADING)) {
+			memcg_uncharge(rt, nr);
+			break;
+		}
+		ft->za_flags[taken++] = gl;
+	}
+	atomic_store(&r->za_next, i + 1 + taken);
+	return taken;
+}
+
+/*
+ * Under op_lock (read): the n folios after folio i taken by za_begin are
+ * resident now (filled: true), or given back as they were (their fill
+ * failed, waiters woken).
+ */
+static void za_finish(struct fault_thread *ft, struct region *r, uint32_t i,
+		      uint32_t n, bool filled)
+{
+	struct uswap_runtime *rt = ft->rt;
+	uint32_t k, page, nr = 0;
+	uintptr_t a;
+	size_t len;
+
+	for (k = 0; k < n; k++) {
+		struct folio *g = &r->folios[i + 1 + k];
+		uint32_t gl = ft->za_flags[k];
+
+		folio_range(r, i + 1 + k, &a, &len, &page);
+		nr = (uint32_t)(len >> PAGE_SHIFT);
+		if (!filled) {
+			atomic_store(&g->flags, gl);
+			prim_uffd_wake(rt->uffd, a, len);
+			memcg_uncharge(rt, nr);
+			continue;
+		}
+		trace_folio(TR_FILL, a, nr, gl, 0);
+		atomic_store(&g->flags, (gl & F_WORKINGSET) | FOLIO_RESIDENT |
+					(folio_unevictable(rt, a, len) ?
+					 F_UNEVICTABLE : 0));
+		pthread_mutex_lock(&r->lru_lock);
+		lru_add(r, i + 1 + k, false);
+		pthread_mutex_unlock(&r->lru_lock);
+	}
+	if (filled && n)
+		count_event(rt, USWAP_FAULT_AROUND, (uint64_t)n * nr);
 }
 
 /*
@@ -426,6 +536,7 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	bool keep_clean = false;
 	const void *src = rt->zero_buf;
 	unsigned pooled = 0;
+	uint32_t around = 0;	/* folios filled ahead (za_begin) */
 	uintptr_t addr;
 	size_t len;
 	int err;
@@ -473,21 +584,26 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 			if (!ft->entries[k])
 				keep_clean = false;
 		active = workingset_refault(rt, r, f, nr);
+	} else {
+		around = za_begin(ft, r, i, nr);
 	}
 
 	/* Before the copy, which wakes the thread: it sees this first. */
 	trace_folio(swapped ? TR_LOAD : TR_FILL, addr, nr, fl, pooled);
-	err = prim_uffd_copy(rt->uffd, addr, src, len, keep_clean, NULL);
+	err = prim_uffd_copy(rt->uffd, addr, src, len * (1 + around),
+			     keep_clean, NULL);
 	if (err == -EEXIST) {
 		/* A page was mapped already, not from our copy: dirty. */
 		count_event(rt, USWAP_UFFD_EEXIST, 1);
 		keep_clean = false;
 	} else if (err) {
 		/* The range went away under us (unmapped by the program). */
+		za_finish(ft, r, i, around, false);
 		atomic_store(&f->flags, fl);
 		prim_uffd_wake(rt->uffd, addr, len);
 		return err;
 	}
+	za_finish(ft, r, i, around, true);
 	if (swapped) {
 		if (!keep_clean)
 			region_free_entries(r, page, nr);

@@ -84,6 +84,7 @@ static const struct counter_def {
 	[USWAP_MTHP_64KB_SWPOUT] = { .name = "mthp_64kB_swpout" },
 	[USWAP_MTHP_64KB_SWPOUT_FALLBACK] = { .name = "mthp_64kB_swpout_fallback" },
 	[USWAP_SWAP_RA] = { .name = "swap_ra" },
+	[USWAP_FAULT_AROUND] = { .name = "fault_around" },
 	[USWAP_SWAP_RA_HIT] = { .name = "swap_ra_hit" },
 	[USWAP_PGDEMOTE_KSWAPD] = { .name = "pgdemote_kswapd" },
 	[USWAP_PGDEMOTE_DIRECT] = { .name = "pgdemote_direct" },
