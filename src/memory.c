@@ -48,6 +48,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -323,16 +324,36 @@ static void ra_begin(struct fault_thread *ft, struct region *r, uint32_t i,
 	ft->ra_pages = ft->ra_nr * nr;
 }
 
-/* Without locks: read the readahead folios' run in one I/O. */
-static int ra_read(struct fault_thread *ft)
+/*
+ * Without locks: the faulting folio (nr pages, one run of slots, in
+ * ft->entries) and its readahead, the run that follows it on the device,
+ * in one I/O, into ft->buf and ft->ra_buf; *ra_err is the readahead's
+ * result.  When that read fails, the folio is read alone, as without
+ * readahead: a failure in the readahead's part must not cost the folio.
+ * Returns the folio's result, as swap_read_entries().
+ */
+static int ra_read_with(struct fault_thread *ft, uint32_t nr, int *ra_err)
 {
 	struct uswap_runtime *rt = ft->rt;
-	swp_entry_t e = ft->ra_first;
+	swp_entry_t e = ft->entries[0];
+	struct swap_info *si = &rt->swap[swp_type(e)];
+	struct iovec iov[2] = {
+		{ ft->buf, (size_t)nr << PAGE_SHIFT },
+		{ ft->ra_buf, (size_t)ft->ra_pages << PAGE_SHIFT },
+	};
+	struct swap_io_req req = {
+		.si = si, .offset = swp_offset(e), .iov = iov, .iovcnt = 2,
+		.len = iov[0].iov_len + iov[1].iov_len,
+	};
+	uint64_t t0 = prim_now_us();
+	unsigned pooled;
 
-	if (!ft->ra_nr)
-		return 0;
-	return swap_io_read(ft->io, &rt->swap[swp_type(e)], swp_offset(e),
-			    ft->ra_buf, (size_t)ft->ra_pages << PAGE_SHIFT);
+	*ra_err = swap_io_read_batch(ft->io, &req, 1);
+	if (*ra_err)
+		return swap_read_entries(rt, ft->zc, ft->io, ft->entries, nr,
+					 ft->buf, &pooled);
+	swap_count_io(rt, swp_type(e), false, nr, prim_now_us() - t0);
+	return swap_slots_check(si, swp_offset(e), ft->buf, nr);
 }
 
 /*
@@ -550,14 +571,16 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 	nr = (uint32_t)(len >> PAGE_SHIFT);
 
 	if (swapped) {
-		int ra_err;
+		int ra_err = 0;
 
 		memcpy(ft->entries, &r->swp[page], nr * sizeof(swp_entry_t));
 		ra_begin(ft, r, i, nr);
 		pthread_rwlock_unlock(&rt->op_lock);
-		err = swap_read_entries(rt, ft->zc, ft->io, ft->entries, nr,
-					ft->buf, &pooled);
-		ra_err = ra_read(ft);
+		if (ft->ra_nr)
+			err = ra_read_with(ft, nr, &ra_err);
+		else
+			err = swap_read_entries(rt, ft->zc, ft->io, ft->entries,
+						nr, ft->buf, &pooled);
 		pthread_rwlock_rdlock(&rt->op_lock);
 		ra_finish(ft, r, i, nr, ra_err);
 		if (err && read_error_transient(err)) {

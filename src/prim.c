@@ -1144,11 +1144,18 @@ int prim_poll(struct pollfd *pfd, unsigned n, int timeout_ms)
 	return r < 0 ? -errno : r;
 }
 
+/*
+ * The epoll calls go to the kernel directly: the sets are made by uswap's
+ * threads, each in a descriptor table of its own (fdtable.c), where one
+ * number names different files in two threads; ThreadSanitizer, which
+ * keeps one record per number for the whole process, takes that for a
+ * race.
+ */
 int prim_epoll_create(void)
 {
-	int ep = epoll_create1(EPOLL_CLOEXEC);
+	long ep = syscall(SYS_epoll_create1, EPOLL_CLOEXEC);
 
-	return ep < 0 ? -errno : ep;
+	return ep < 0 ? -errno : (int)ep;
 }
 
 int prim_epoll_add(int ep, int fd, bool exclusive)
@@ -1158,15 +1165,15 @@ int prim_epoll_add(int ep, int fd, bool exclusive)
 		.data.fd = fd,
 	};
 
-	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+	return syscall(SYS_epoll_ctl, ep, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
 int prim_epoll_wait(int ep, int timeout_ms)
 {
 	struct epoll_event ev[2];
-	int r = epoll_wait(ep, ev, 2, timeout_ms);
+	long r = syscall(SYS_epoll_pwait, ep, ev, 2, timeout_ms, NULL, 0);
 
-	return r < 0 ? -errno : r;
+	return r < 0 ? -errno : (int)r;
 }
 
 /* Directory entries of fd (getdents64): bytes, 0 at the end, or -errno. */
