@@ -267,6 +267,33 @@ static bool entries_run(const swp_entry_t *e, uint32_t nr)
 }
 
 /*
+ * Take folio j of r to load it ahead of a fault: when it has nr pages, is
+ * in state `want` and the budget has room for it without waiting, it is
+ * LOADING and charged, *flags is what it was, and true is returned.
+ * Caller holds op_lock (read).
+ */
+static bool take_ahead(struct uswap_runtime *rt, struct region *r, uint32_t j,
+		       uint32_t nr, unsigned want, uint32_t *flags)
+{
+	struct folio *g = &r->folios[j];
+	uint32_t gl = atomic_load(&g->flags), page;
+	uintptr_t a;
+	size_t len;
+
+	folio_range(r, j, &a, &len, &page);
+	if ((len >> PAGE_SHIFT) != nr || folio_state(gl) != want ||
+	    !memcg_try_charge(rt, nr))
+		return false;
+	if (!atomic_compare_exchange_strong(&g->flags, &gl,
+			(gl & ~FOLIO_STATE_MASK) | FOLIO_LOADING)) {
+		memcg_uncharge(rt, nr);
+		return false;
+	}
+	*flags = gl;
+	return true;
+}
+
+/*
  * Under op_lock (read), before the faulting folio i (nr pages, its entries
  * in ft->entries) is read: adapt the window and take the folios after it
  * whose slots continue the run (SWAPPED -> LOADING, charged).
@@ -296,20 +323,14 @@ static void ra_begin(struct fault_thread *ft, struct region *r, uint32_t i,
 	ft->ra_first = next;
 	for (k = 1; k <= win && i + k < r->nr_folios; k++) {
 		struct folio *g = &r->folios[i + k];
-		uint32_t gl = atomic_load(&g->flags), page;
+		uint32_t gl, page;
 		uintptr_t a;
 		size_t len;
 
-		folio_range(r, i + k, &a, &len, &page);
-		if ((len >> PAGE_SHIFT) != nr || folio_state(gl) != FOLIO_SWAPPED ||
-		    !memcg_try_charge(rt, nr))
+		if (!take_ahead(rt, r, i + k, nr, FOLIO_SWAPPED, &gl))
 			break;
-		if (!atomic_compare_exchange_strong(&g->flags, &gl,
-				(gl & ~FOLIO_STATE_MASK) | FOLIO_LOADING)) {
-			memcg_uncharge(rt, nr);
-			break;
-		}
 		/* Ours now: its entries cannot change under us. */
+		folio_range(r, i + k, &a, &len, &page);
 		for (m = 0; m < nr && r->swp[page + m] == next + m; m++)
 			;
 		if (m < nr) {
@@ -447,20 +468,10 @@ static uint32_t za_begin(struct fault_thread *ft, struct region *r,
 		    VMA_PROTECTED))
 		win = 0;
 	for (k = 1; k <= win; k++) {
-		struct folio *g = &r->folios[i + k];
-		uint32_t gl = atomic_load(&g->flags);
-		size_t glen;
-
-		folio_range(r, i + k, &a, &glen, &page);
-		if (glen != len || folio_state(gl) != FOLIO_NONE ||
-		    !memcg_try_charge(rt, nr))
+		if (!take_ahead(rt, r, i + k, nr, FOLIO_NONE,
+				&ft->za_flags[taken]))
 			break;
-		if (!atomic_compare_exchange_strong(&g->flags, &gl,
-				(gl & ~FOLIO_STATE_MASK) | FOLIO_LOADING)) {
-			memcg_uncharge(rt, nr);
-			break;
-		}
-		ft->za_flags[taken++] = gl;
+		taken++;
 	}
 	atomic_store(&r->za_next, i + 1 + taken);
 	return taken;

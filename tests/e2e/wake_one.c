@@ -7,7 +7,9 @@
  * kernel, unseen but for their context switches).
  *
  * Four fault threads; the program touches 256 fresh pages one at a time,
- * 2 ms apart, so that at every fault all four are waiting.  The fault
+ * 2 ms apart, so that at every fault all four are waiting, and out of
+ * order (a stride of 97), so that each is a fault of its own (in order,
+ * fault-around would fill those that follow).  The fault
  * threads' voluntary context switches (/proc/self/task/TID/status) are
  * counted over the touches: about one per fault when one thread is woken,
  * about four when all are.  Every page is checked.
@@ -90,11 +92,11 @@ int main(void)
 	before = switches_of("uswap-fault", &nthreads);
 	for (k = 0; k < NPAGES; k++) {
 		nanosleep(&gap, NULL);
-		t_fill(mem + (size_t)k * T_PAGE, (uint64_t)k, 1);
+		t_fill(mem + (size_t)(k * 97 % NPAGES) * T_PAGE, (uint64_t)k, 1);
 	}
 	after = switches_of("uswap-fault", &n2);
 	for (k = 0; k < NPAGES; k++)
-		if (t_check(mem + (size_t)k * T_PAGE, (uint64_t)k, 1))
+		if (t_check(mem + (size_t)(k * 97 % NPAGES) * T_PAGE, (uint64_t)k, 1))
 			t_fail("page %d changed", k);
 	printf("wake_one: %d faults, %lu context switches of the %d fault threads\n",
 	       NPAGES, after - before, nthreads);
