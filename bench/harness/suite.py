@@ -267,7 +267,8 @@ class Suite:
         for s in self.o.steps:
             if s == "main":
                 self.step("main", "--size", z.main, "--budget", z.main_budget, "--workload",
-                          "seq-write seq-read pmbench-zipf", "--pm-duration", z.pm_main,
+                          "seq-write seq-read pmbench-zipf pmbench-uniform", "--pm-duration",
+                          z.pm_main,
                           "--configs", "ceiling kernel-swapfile kernel-swapfile-thp "
                           "kernel-zswap-lzo-rle zram-lz4 uswap uswap-lz4 uswap-lz4-v1",
                           "--folios", "4K 64K 2M", "--seq-folios", "64K 2M", "--rand-folios",
