@@ -94,7 +94,8 @@
  * made first touch six times slower than with 64K folios).  The window
  * (in folios) doubles when a fill lands right after the last window and
  * halves otherwise, up to ZA_MAX_PAGES pages in all with the faulting
- * folio; only over memory that is plainly read-write, and charged without
+ * folio; only over memory that is plainly read-write and neither locked
+ * nor pinned (MLOCK_ONFAULT locks what is touched), and charged without
  * waiting (a full budget takes no folio ahead).  What the program never
  * touches costs a zero page each, at most a window's worth at the end of
  * a run: the reclaimer stores no slot for a page of zeros.  (A protection
@@ -465,8 +466,8 @@ static uint32_t za_begin(struct fault_thread *ft, struct region *r,
 	win = MIN(win, r->nr_folios - 1 - i);
 	folio_range(r, i, &a, &len, &page);
 	if (win && (vma_flags(&rt->vmas, a + len, a + len * (1 + win)) &
-		    VMA_PROTECTED))
-		win = 0;
+		    (VMA_PROTECTED | VMA_LOCKED | VMA_ONFAULT | VMA_PINNED)))
+		win = 0;	/* locked on fault: only what is touched */
 	for (k = 1; k <= win; k++) {
 		if (!take_ahead(rt, r, i + k, nr, FOLIO_NONE,
 				&ft->za_flags[taken]))

@@ -5,8 +5,9 @@
 # each scenario: data intact, or SIGBUS exactly in the folios lost; the
 # right counter; one log line):
 #  - every scenario with io_uring; a failing read and short transfers also
-#    with pread/pwrite; a corrupt read and EEXIST also at 4K / 16K folios,
-#    where swap-in reads ahead;
+#    with pread/pwrite; a corrupt read, a failing read and EEXIST also at
+#    4K / 16K folios, where swap-in reads ahead (a failed read of a folio
+#    and its readahead reads the folio alone again);
 #  - under `uswap run`: harmless faults (short transfers, EAGAIN and
 #    EEXIST from userfaultfd) leave a threaded stress run intact;
 #  - --verify on|off and USWAP_VERIFY reach the program; a bad value is a
@@ -38,6 +39,7 @@ for s in read_eio short_io; do
 	inject USWAP_NO_IO_URING=1 -- $s
 done
 inject -- corrupt 4K
+inject -- read_eio 4K
 inject -- uffd_eexist 16K
 
 echo "uswap run: short transfers and userfaultfd EAGAIN / EEXIST lose nothing"
