@@ -11,11 +11,13 @@
  *      device its memory's node prefers (swapon.c), or one per page when
  *      no device has such a run; one without room is left alone;
  *   2. capture: its pages are moved out of the program's reach into the
- *      reclaimer's staging area (UFFDIO_MOVE; the kernel refuses a page
- *      pinned for I/O, and the folio stays resident), or, when they
- *      cannot move, left in place write-protected and copied into the
- *      staging area through /proc/self/mem, or, without UFFDIO_MOVE and
- *      read-write, read in place (victim.src says where they are read);
+ *      reclaimer's staging area (UFFDIO_MOVE, one call for each run of
+ *      victims side by side, which the batch is sorted into; the kernel
+ *      refuses a page pinned for I/O, and the folio stays resident), or,
+ *      when they cannot move, left in place write-protected and copied
+ *      into the staging area through /proc/self/mem, or, without
+ *      UFFDIO_MOVE and read-write, read in place (victim.src says where
+ *      they are read);
  *   3. the compressed pool, if there is one, takes what it will, the
  *      victims compressed in parallel by its threads (zswap.c);
  *   4. the rest goes to the devices from victim.src: runs of consecutive
@@ -563,28 +565,41 @@ static int copy_pages(struct reclaimer *rc, struct victim *v, unsigned first,
 }
 
 /*
- * Step 2a: move v's pages into the staging area, page by page when its
- * folio spans several mappings; a page shared with another process, or
- * one that cannot move (not read-write: EINVAL), is copied and left in
- * place; a hole (a page the program dropped behind uswap's back) stays a
- * hole, read as zeros.  0 when captured (CAPTURE_MOVED; or CAPTURE_COPIED
- * when no page moved); -EBUSY when a page is pinned (every page moved is
- * back); -ESTALE when a write aborted the eviction first; another -errno
- * when v cannot be captured.
+ * Mark v F_MOVED before its pages move, unless a write aborted its
+ * eviction first (false): a fault on it from now on waits for step 4.
  */
-static int move_victim(struct reclaimer *rc, struct victim *v)
+static bool mark_moved(struct victim *v)
 {
-	struct uswap_runtime *rt = rc->rt;
 	struct folio *f = &v->r->folios[v->folio];
-	unsigned first = rc->staged;
-	uint32_t fl = atomic_load(&f->flags), p = 0, step = v->nr_pages;
-	uint32_t unshared = 0, inplace = 0, moved_pages = 0, n;
-	int err = 0;
+	uint32_t fl = atomic_load(&f->flags);
 
 	do {
 		if (folio_state(fl) != FOLIO_EVICTING)
-			return -ESTALE;
+			return false;
 	} while (!atomic_compare_exchange_weak(&f->flags, &fl, fl | F_MOVED));
+	return true;
+}
+
+/*
+ * Step 2a: move v's pages into the staging area from page `first` of it,
+ * page by page when its folio spans several mappings; a page shared with
+ * another process, or one that cannot move (not read-write: EINVAL), is
+ * copied and left in place; a hole (a page the program dropped behind
+ * uswap's back) stays a hole, read as zeros.  v is marked already
+ * (mark_moved()), and its first `done` pages are in the staging area (a
+ * run's move, move_run()).  0 when captured (CAPTURE_MOVED; or
+ * CAPTURE_COPIED when no page moved); -EBUSY when a page is pinned (every
+ * page moved is back); another -errno when v cannot be captured.
+ */
+static int move_victim(struct reclaimer *rc, struct victim *v, unsigned first,
+		       uint32_t done)
+{
+	struct uswap_runtime *rt = rc->rt;
+	struct folio *f = &v->r->folios[v->folio];
+	uint32_t p = done, step = v->nr_pages;
+	uint32_t unshared = 0, inplace = 0, moved_pages = done, n;
+	int err = 0;
+
 	while (p < v->nr_pages) {
 		uintptr_t at = v->addr + ((uintptr_t)p << PAGE_SHIFT);
 		size_t moved = 0;
@@ -646,7 +661,6 @@ static int move_victim(struct reclaimer *rc, struct victim *v)
 		return err ? err : -EIO;
 	}
 	v->src = staging_page(rc, first);
-	rc->staged += v->nr_pages;
 	if (!moved_pages) {
 		/* Nothing moved: evicted in place after all. */
 		v->how = CAPTURE_COPIED;
@@ -658,6 +672,61 @@ static int move_victim(struct reclaimer *rc, struct victim *v)
 	trace_folio(TR_MOVED, v->addr, v->nr_pages, atomic_load(&f->flags),
 		    moved_pages);
 	return 0;
+}
+
+/* Can v's pages move (the protocol's 2a)?  Not when it has no room. */
+static bool victim_movable(const struct reclaimer *rc, const struct victim *v)
+{
+	return rc->can_move && (v->clean || v->ents) &&
+	       !(v->vmflags & VMA_PROTECTED);
+}
+
+/*
+ * Mark victims k, k + 1, ... that lie side by side in one region, each
+ * movable: a run whose pages move out in one UFFDIO_MOVE (move_run()).
+ * Returns how many were marked (0: a write aborted victim k's eviction).
+ */
+static unsigned mark_run(struct reclaimer *rc, unsigned k, unsigned nv)
+{
+	const struct victim *first = &rc->victims[k];
+	uintptr_t end = first->addr;
+	unsigned n = 0;
+
+	while (k + n < nv) {
+		struct victim *v = &rc->victims[k + n];
+
+		if (!victim_movable(rc, v) || v->r != first->r ||
+		    v->addr != end || !mark_moved(v))
+			break;
+		end += (uintptr_t)v->nr_pages << PAGE_SHIFT;
+		n++;
+	}
+	return n;
+}
+
+/*
+ * Move the pages of victims [k, end), marked and side by side, into the
+ * staging area from page `at` of it, in one UFFDIO_MOVE: the kernel
+ * flushes the TLB once for the call, where a move per victim flushes once
+ * per victim, and with 4 KiB folios that flush was most of what evicting
+ * cost.  Returns how many pages moved, counted from the first; where the
+ * move stopped (a pinned page, a change of mapping, a hole), move_victim()
+ * goes on with that victim alone.
+ */
+static uint32_t move_run(struct reclaimer *rc, unsigned k, unsigned end,
+			 unsigned at)
+{
+	uint32_t pages = 0, moved;
+	size_t got = 0;
+	unsigned m;
+
+	for (m = k; m < end; m++)
+		pages += rc->victims[m].nr_pages;
+	move_pages_checked(rc, staging_page(rc, at), rc->victims[k].addr,
+			   pages, &got);
+	moved = (uint32_t)(got >> PAGE_SHIFT);
+	memset(&rc->stage[at], STAGE_MOVED, moved);
+	return moved;
 }
 
 /*
@@ -724,7 +793,8 @@ static void clean_holes(struct reclaimer *rc, struct victim *v)
 void capture_victims(struct reclaimer *rc, unsigned nv)
 {
 	struct uswap_runtime *rt = rc->rt;
-	unsigned k;
+	unsigned k, run_end = 0;
+	uint32_t run_left = 0, done;
 	int err;
 
 	if (rc->mlockall_gen != atomic_load(&rt->mlockall_gen)) {
@@ -741,8 +811,27 @@ void capture_victims(struct reclaimer *rc, unsigned nv)
 			v->skip = true;		/* no room: not touched */
 			continue;
 		}
-		if (rc->can_move && !(v->vmflags & VMA_PROTECTED)) {
-			err = move_victim(rc, v);
+		if (victim_movable(rc, v)) {
+			if (k >= run_end) {
+				run_end = k + mark_run(rc, k, nv);
+				if (k < run_end)
+					run_left = move_run(rc, k, run_end,
+							    rc->staged);
+			}
+			err = -ESTALE;
+			if (k < run_end) {
+				done = MIN(run_left, v->nr_pages);
+				run_left -= done;
+				err = move_victim(rc, v, rc->staged, done);
+				/* The run's move stopped in v: the rest of it
+				   goes on together. */
+				if (done < v->nr_pages && k + 1 < run_end)
+					run_left = move_run(rc, k + 1, run_end,
+							    rc->staged + v->nr_pages);
+				/* Its place is kept, failed or not: the
+				   run's next victims are placed after it. */
+				rc->staged += v->nr_pages;
+			}
 			if (!err)
 				continue;
 			victim_give_up(rc, v);

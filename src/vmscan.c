@@ -26,7 +26,8 @@
  *      a. moved: F_MOVED is set by compare-and-swap (unless a write
  *         aborted the eviction already), then UFFDIO_MOVE takes its pages
  *         out of the program's address space into the reclaimer's staging
- *         area, atomically page by page.  The kernel refuses a page
+ *         area, atomically page by page (victims side by side in one
+ *         call: the batch is sorted by address).  The kernel refuses a page
  *         pinned for I/O (EBUSY): such a folio stays resident (evict_busy)
  *         and goes to the active list, not to be tried again at once.
  *         Once moved, nothing the program does reaches the pages: a
@@ -76,6 +77,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -741,6 +743,25 @@ static struct region *next_region(struct reclaimer *rc)
 	return NULL;
 }
 
+static int victim_cmp(const void *a, const void *b)
+{
+	const struct victim *va = a, *vb = b;
+
+	return (va->addr > vb->addr) - (va->addr < vb->addr);
+}
+
+/*
+ * The batch's victims in address order: the list's order is the order
+ * they were listed in, and a fault-around lists the faulting folio after
+ * the ones it filled ahead.  In order, neighbours move out together
+ * (move_run() in pageout.c) and get consecutive slots, which a readahead
+ * then reads in one request.
+ */
+static void sort_victims(struct reclaimer *rc, unsigned nv)
+{
+	qsort(rc->victims, nv, sizeof(rc->victims[0]), victim_cmp);
+}
+
 /*
  * One reclaim step: scan one region, demote or evict one batch.  Returns
  * the pages reclaimed (demoted ones too); *nospace is set when a victim
@@ -778,6 +799,7 @@ static uint64_t shrink_batch(struct reclaimer *rc, bool *nospace)
 	freed = nv - left;	/* folios demoted: progress */
 	nv = left;
 	memcg_pool_defer(rt);	/* the pool is charged once the batch left */
+	sort_victims(rc, nv);
 	*nospace = alloc_victims(rc, nv) == -ENOSPC;
 	capture_victims(rc, nv);
 	if (write_victims(rc, nv) == -ENOSPC)

@@ -20,7 +20,12 @@
  *             and brings the folio back, never zeros; every page right;
  *   hole      a page dropped behind uswap's back (madvise(2) itself, not
  *             uswap_madvise) inside folios that are then evicted: it
- *             reads as zeros, its neighbours as written, and nothing hangs.
+ *             reads as zeros, its neighbours as written, and nothing hangs;
+ *   run       folios side by side move out in one UFFDIO_MOVE; a pinned
+ *             page and a dropped one cut such a run: the folio pinned
+ *             stays resident, every other one goes out (the run goes on
+ *             past each cut), the dropped page reads as zeros, the rest
+ *             as written.
  *
  * A 64 MiB region under a 16 MiB budget (the library's runtime, FOLIO
  * 64K by default; USWAP_* in the environment apply).  Skips (77) where
@@ -292,12 +297,79 @@ static void step_hole(void)
 	       (unsigned long long)holes);
 }
 
+/* Is page p present (pagemap)? */
+static bool present(uint64_t p)
+{
+	return all_present(p, 1);
+}
+
+static void step_run(void)
+{
+	const uint64_t n = 32 * folio_pages;
+	const uint64_t pin = 7 * folio_pages + folio_pages / 2;
+	const uint64_t hole = 20 * folio_pages + folio_pages / 2;
+	struct io_uring_params params = { 0 };
+	uint64_t busy, p, out = 0;
+	struct iovec iov;
+	bool dropped;
+	int ring;
+
+	/* The first n pages written last: resident, listed in order. */
+	fill(0, NPAGES, 1);
+	fill(0, n, 2);
+	ring = (int)syscall(__NR_io_uring_setup, 4, &params);
+	if (ring < 0)
+		t_skip("io_uring is not available");
+	iov.iov_base = mem + pin * T_PAGE;
+	iov.iov_len = T_PAGE;
+	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS,
+		    &iov, 1) < 0)
+		t_fail("registering a fixed buffer: %s", strerror(errno));
+	/* Known to be dropped only if it was there (see step_hole()). */
+	dropped = present(hole);
+	if (madvise(mem + hole * T_PAGE, T_PAGE, MADV_DONTNEED))
+		t_fail("madvise: %s", strerror(errno));
+	busy = counter(USWAP_EVICT_BUSY);
+	churn(n);
+	if (counter(USWAP_EVICT_BUSY) == busy)
+		t_fail("run: the folio with a pinned page was never refused");
+	for (p = 0; p < n; p++) {
+		bool pinned = p / folio_pages == pin / folio_pages;
+
+		if (pinned && !present(p))
+			t_fail("run: page %llu of the pinned folio went out",
+			       (unsigned long long)p);
+		if (!pinned && p != hole && present(p))
+			t_fail("run: page %llu stayed resident (a cut run that did not go on?)",
+			       (unsigned long long)p);
+		out += !pinned && p != hole;
+	}
+	syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0);
+	close(ring);
+	for (p = 0; p < n; p++) {
+		const char *pg = mem + p * T_PAGE;
+
+		if (p == hole && dropped) {
+			if (pg[0] || pg[T_PAGE - 1])
+				t_fail("run: the page dropped, %llu, is not zeros",
+				       (unsigned long long)p);
+			continue;
+		}
+		if (p != hole && t_check(pg, p, 2))
+			t_fail("run: page %llu is not version 2",
+			       (unsigned long long)p);
+	}
+	printf("run: %llu pages out around a pinned and a dropped page, evict_busy +%llu, every page right\n",
+	       (unsigned long long)out,
+	       (unsigned long long)(counter(USWAP_EVICT_BUSY) - busy));
+}
+
 int main(int argc, char **argv)
 {
 	struct uswap_options opt;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: evict child|sibling|partial|wait|hole [FOLIO]\n");
+		fprintf(stderr, "usage: evict child|sibling|partial|wait|hole|run [FOLIO]\n");
 		return 2;
 	}
 	uswap_options_init(&opt);
@@ -324,6 +396,8 @@ int main(int argc, char **argv)
 		step_hole();
 	else if (!strcmp(argv[1], "wait"))
 		step_wait();
+	else if (!strcmp(argv[1], "run"))
+		step_run();
 	else
 		t_fail("unknown step %s", argv[1]);
 	uswap_munmap(rt, mem, SIZE);
