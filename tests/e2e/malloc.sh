@@ -69,7 +69,7 @@ check "malloc fork" "$tmp/f.json" \
 	{ cat "$tmp/err"; exit 1; }
 
 # Hundreds of blocks at once, freed in random order and made again.
-"$B/uswap" run --max 16M --min-region 64K --stats "$tmp/m.json" -- "$T" many 2>"$tmp/err" ||
+"$B/uswap" run --max 16M --min-region 64K --folio 64K --stats "$tmp/m.json" -- "$T" many 2>"$tmp/err" ||
 	{ echo "FAIL: many blocks (exit $?)"; cat "$tmp/err"; exit 1; }
 check "malloc many" "$tmp/m.json" \
 	'v["pswpout"] + v["zswpout"] > 0 and v["managed_bytes"] == 0 and v["swap_used_bytes"] == 0' ||

@@ -53,8 +53,8 @@ run "lz4 folio 4K" "$budget" --max 64M --folio 4K --zswap lz4 -- --size 512M --t
 run "lz4 folio 64K" "$budget" --max 64M --folio 64K --zswap lz4 -- --size 512M --threads 2 --ops 6000
 run "lz4 folio 2M" "$budget2m" --max 64M --folio 2M --zswap lz4 -- --size 512M --threads 2 --ops 800
 run "lz4 64K page unit" "$budget and v['mthp_64kB_zswpout'] > 0" \
-	--max 64M --zswap lz4 --zswap-unit page -- --size 512M --threads 2 --ops 6000
-run "zstd:3 64K" "$budget" --max 64M --zswap zstd:3 -- --size 512M --threads 2 --ops 6000
+	--max 64M --folio 64K --zswap lz4 --zswap-unit page -- --size 512M --threads 2 --ops 6000
+run "zstd:3 64K" "$budget" --max 64M --folio 64K --zswap zstd:3 -- --size 512M --threads 2 --ops 6000
 run "deflate 2M page unit" "$budget2m" --max 64M --folio 2M --zswap deflate --zswap-unit page -- \
 	--size 512M --threads 2 --ops 800
 run "small pool writes back" 'v["zswap_reject_pool_limit"] > 0 and v["zswpwb"] > 0 and v["pswpout"] > 0' \
