@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""The benchmark harness behind bench/compare, bench/suite, bench/report and
-bench/crypt-cost (Python 3, standard library only).
+"""The benchmark harness behind bench/compare, bench/suite, bench/report,
+bench/crypt-cost and bench/redisbench (Python 3, standard library only).
 
 One module per concern:
 
@@ -17,6 +17,8 @@ One module per concern:
     compare   bench/compare: the rounds and the compression phase
     tables    bench/compare's summaries: TSV, Markdown, JSON and the text table
     cryptcost bench/crypt-cost
+    redisbench bench/redisbench: redis-server under a configuration,
+              loaded and driven by redis-benchmark (compare's redis-*)
     suite     bench/suite
     report    bench/report: docs/benchmarks.md
     plot      gnuplot SVGs for the report

@@ -6,12 +6,15 @@ ratio of each configuration to the kernel's, pair by pair.
 
 The workloads are usemem (throughput: sequential or random, read, write or
 both) and pmbench (random one-word accesses over a skewed or uniform
-working set); both time every access, so every run has a latency
-histogram.  The configurations (configs.py) are uswap with its swap file,
-several swap files or its compressed pool, and the kernel with a memory
-cgroup limit and a swap file, its zswap or zram; all with the same budget
-and the same data.  After the rounds, a compression phase fills each
-compressed pool once with poolfill and reads it while it is full.
+working set), which time every access, so that their runs have a latency
+histogram; and a real program, redis-server, loaded with text values and
+driven by redis-benchmark (random GETs or SETs: bench/redisbench), with
+redis-benchmark's requests per second and latency percentiles.  The
+configurations (configs.py) are uswap with its swap file, several swap
+files or its compressed pool, and the kernel with a memory cgroup limit
+and a swap file, its zswap or zram; all with the same budget and the same
+data.  After the rounds, a compression phase fills each compressed pool
+once with poolfill and reads it while it is full.
 
 Exit status: 0 all runs done (some may have failed: see the table), 1 the
 kernel side could not be set up or another compare is running, 2 bad
@@ -26,7 +29,7 @@ import sys
 import time
 
 from . import parse, probe, tables
-from .configs import PRESETS, WORKLOADS, ConfigSet
+from .configs import PRESETS, WORKLOADS, ConfigSet, is_redis
 from .machine import Machine, SetupError, sync_drop_caches
 from .parse import POOL_COLUMNS, RUNS_COLUMNS, UswapStats, tsv_line
 from .util import (ROOT, Fatal, Interrupted, block_signals, loadavg1, raise_on_signals, remove,
@@ -36,8 +39,8 @@ from .workload import Workloads, children_cpu, dev_path, exit_status, start, usw
 PROG = "bench/compare"
 
 USAGE = """usage: bench/compare [options]
-Runs build/bench/usemem and build/bench/pmbench under uswap and under the
-kernel's swap, interleaved.
+Runs build/bench/usemem, build/bench/pmbench and redis-server (with
+redis-benchmark) under uswap and under the kernel's swap, interleaved.
   --size SIZE        working set, K/M/G suffixes (default 512M)
   --budget SIZE      memory budget: uswap --max and the cgroup limit
                      (default 256M)
@@ -95,11 +98,24 @@ kernel's swap, interleaved.
   --no-pool-table    skip the compression phase
   --workload "W ..." seq-write, rand-write, seq-read, rand-read, seq-rw,
                      rand-rw (usemem), pmbench-zipf, pmbench-uniform,
-                     pmbench-hot (pmbench; "pmbench" is pmbench-zipf)
+                     pmbench-hot (pmbench; "pmbench" is pmbench-zipf),
+                     redis-get, redis-set (redis-server under the
+                     configuration, SIZE/1K keys of 1000 bytes of text
+                     loaded, then redis-benchmark's random GETs or SETs
+                     over them, from outside the budget; "redis" is both)
                      (default "seq-write rand-write"); space or comma separated
   --pm-duration S    pmbench: seconds of timed accesses (default 8)
   --pm-read PCT      pmbench: share of reads (default 50)
   --pm-theta T       pmbench-zipf: exponent (default 0.99)
+  --redis-requests N redis: redis-benchmark -n, requests per run (default
+                     {redis_requests})
+  --redis-clients N  redis: redis-benchmark -c, connections (default {redis_clients})
+  --redis-pipeline N redis: redis-benchmark -P, requests in flight per
+                     connection (default {redis_pipeline})
+  --redis-server, --redis-benchmark PATH
+                     the redis programs (default: redis-server and
+                     redis-benchmark in $PATH; Debian: redis-server); when
+                     one is missing the redis workloads are skipped
   --quick            a reduced matrix that runs in a few minutes: --size 256M
                      --budget 128M --rounds 3 --workload "seq-write seq-read
                      pmbench-zipf" --configs "kernel-swapfile
@@ -151,6 +167,11 @@ QUICK = {"size": "256M", "budget": "128M", "rounds": "3",
          "folios": "4K 64K", "seq_folios": "64K", "rand_folios": "4K", "zswap_units": "folio",
          "pm_duration": "4", "wait_quiet": "3", "pool_table": False}
 
+# redis-benchmark's defaults: requests per run (a run of 3 to 15 s at 256M
+# under 128M on the development machine, the load included; 30 s and more
+# with uswap's 64K folios), connections, and requests in flight on each.
+REDIS_REQUESTS, REDIS_CLIENTS, REDIS_PIPELINE = 100000, 8, 1
+
 # Seconds of /proc/stat sampling per look at how busy the machine is.
 SETTLE = 1.0
 
@@ -200,6 +221,10 @@ class Options:
         self.poolfill = f"{ROOT}/build/bench/poolfill"
         self.pmbench = f"{ROOT}/build/bench/pmbench"
         self.pm_duration, self.pm_read, self.pm_theta = "8", "50", "0.99"
+        self.redis_requests, self.redis_clients = REDIS_REQUESTS, REDIS_CLIENTS
+        self.redis_pipeline = REDIS_PIPELINE
+        self.redis_server = shutil.which("redis-server") or "redis-server"
+        self.redis_benchmark = shutil.which("redis-benchmark") or "redis-benchmark"
         if "--quick" in argv:
             self.quick = True
             for k, v in QUICK.items():
@@ -213,7 +238,10 @@ class Options:
             opt = argv[i]
             if opt in ("-h", "--help"):
                 sys.stdout.write(USAGE.format(compressed_tier=PRESETS["compressed-tier"],
-                                              devices=PRESETS["devices"]))
+                                              devices=PRESETS["devices"],
+                                              redis_requests=REDIS_REQUESTS,
+                                              redis_clients=REDIS_CLIENTS,
+                                              redis_pipeline=REDIS_PIPELINE))
                 sys.exit(0)
             if opt == "--quick":
                 i += 1
@@ -285,8 +313,30 @@ class Options:
             if not re.match(r"^[0-9]+(\.[0-9]+)?$", val):
                 raise usage_error(f"--pm-theta '{val}': expected a number such as 0.99")
             self.pm_theta = val
+        elif opt in ("--redis-requests", "--redis-clients", "--redis-pipeline"):
+            setattr(self, opt[2:].replace("-", "_"), uint(opt, val, 1))
+        elif opt in ("--redis-server", "--redis-benchmark"):
+            setattr(self, opt[2:].replace("-", "_"), val)
         else:
             raise usage_error(f"unknown option '{opt}' (see --help)")
+
+    def _check_redis(self):
+        """Without redis-server or redis-benchmark the redis workloads are
+        skipped, and said so; the others still run."""
+        rw = [w for w in self.workloads if is_redis(w)]
+        if not rw:
+            return
+        for prog in (self.redis_server, self.redis_benchmark):
+            if shutil.which(prog):
+                continue
+            say(f"{PROG}: {' and '.join(rw)} skipped: no {prog} (Debian: apt-get install "
+                "redis-server)")
+            self.workloads = [w for w in self.workloads if not is_redis(w)]
+            if not self.workloads:
+                raise usage_error("--workload: no workload left to run")
+            return
+        self.redis_server = shutil.which(self.redis_server)
+        self.redis_benchmark = shutil.which(self.redis_benchmark)
 
     def _check(self):
         self.size_b, self.budget_b = to_bytes(self.size), to_bytes(self.budget)
@@ -310,15 +360,17 @@ class Options:
                 raise usage_error(f"--zswap-units '{u}': expected folio or page")
         if not self.zswap_units:
             raise usage_error("--zswap-units: expected folio, page or both")
-        wl = ["pmbench-zipf" if w == "pmbench" else w for w in words(self.workloads)]
+        alias = {"pmbench": ["pmbench-zipf"], "redis": ["redis-get", "redis-set"]}
+        wl = [x for w in words(self.workloads) for x in alias.get(w, [w])]
         self.workloads = list(dict.fromkeys(wl))
         for w in self.workloads:
             if w not in WORKLOADS:
                 raise usage_error(f"--workload '{w}': expected seq-write, rand-write, seq-read, "
                                   "rand-read, seq-rw, rand-rw, pmbench, pmbench-zipf, "
-                                  "pmbench-uniform or pmbench-hot")
+                                  "pmbench-uniform, pmbench-hot, redis, redis-get or redis-set")
         if not self.workloads:
             raise usage_error("--workload: no workload")
+        self._check_redis()
         self.has_pm = any(w.startswith("pmbench-") for w in self.workloads)
         if self.perf and not shutil.which("perf"):
             raise usage_error("--perf: no perf command (Debian: linux-perf)")
@@ -513,6 +565,10 @@ class Runner:
         log = f"{o.out}/logs/{rnd}-{w}-{c.name}"
         self.clear_logs(log)
         cmd = self.command(c, f"{log}.stats.json", self.wl.argv(w, f"{log}.hist", c.thp))
+        # redis: only the server runs under the configuration; bench/redisbench
+        # starts it with its own options, loads it and runs its client.
+        if is_redis(w):
+            cmd = self.wl.redis_driver(w, c.thp) + ["--"] + cmd
         # --perf: the whole run (uswap's threads, the workload, the kernel's
         # work done on their behalf) sampled with call graphs.
         if o.perf:
@@ -836,6 +892,10 @@ def run(argv):
         print(e.msg, file=sys.stderr)
         return e.status
     o.uswap_version = probe.version_of(o.uswap)
+    # "Redis server v=7.0.15 sha=..." as "7.0.15".
+    o.redis_version = next((x[2:] for x in probe.version_of(o.redis_server).split()
+                            if x.startswith("v=")), "?") \
+        if any(is_redis(w) for w in o.workloads) else ""
     m.hold = f"{o.out}/.hold"
     m.dev_files = [dev_path(o.swap_dir, i) for i in range(15)]
     status = 0

@@ -25,7 +25,7 @@ DEV_PRIO = 5
 DEV_LETTERS = "abcdefghijklmno"
 
 WORKLOADS = ("seq-write", "rand-write", "seq-read", "rand-read", "seq-rw", "rand-rw",
-             "pmbench-zipf", "pmbench-uniform", "pmbench-hot")
+             "pmbench-zipf", "pmbench-uniform", "pmbench-hot", "redis-get", "redis-set")
 
 
 class Config:
@@ -68,12 +68,24 @@ class Config:
 
 
 def is_random(workload):
-    """usemem's rand-* and every pmbench workload."""
-    return workload.startswith("rand-") or workload.startswith("pmbench-")
+    """usemem's rand-*, every pmbench workload and redis (random keys)."""
+    return workload.startswith(("rand-", "pmbench-", "redis-"))
 
 
 def is_pm(workload):
     return workload.startswith("pmbench-")
+
+
+def is_redis(workload):
+    """redis-get and redis-set: redis-server under the configuration,
+    redis-benchmark outside it (bench/redisbench)."""
+    return workload.startswith("redis-")
+
+
+def per_access(workload):
+    """Is the workload's figure accesses (pmbench) or requests (redis) per
+    second rather than MB/s?"""
+    return is_pm(workload) or is_redis(workload)
 
 
 class ConfigSet:

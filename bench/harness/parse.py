@@ -7,6 +7,8 @@ import math
 import os
 import re
 
+from .configs import per_access
+
 
 class Num(float):
     """A figure read from a file: a float that remembers how it was
@@ -33,12 +35,13 @@ def num(x):
 
 
 def result_line(path):
-    """The workload's result line, 'usemem ...' or 'pmbench ...', as a
-    dict of its key=value pairs; None when there is none."""
+    """The workload's result line, 'usemem ...', 'pmbench ...' or 'redis
+    ...' (bench/redisbench), as a dict of its key=value pairs; None when
+    there is none."""
     try:
         with open(path) as f:
             for line in f:
-                if line.startswith("usemem ") or line.startswith("pmbench "):
+                if line.startswith(("usemem ", "pmbench ", "redis ")):
                     return dict(w.split("=", 1) for w in line.split() if "=" in w)
     except OSError:
         pass
@@ -127,9 +130,9 @@ def read_tsv(path):
 
 def read_runs(path):
     """runs.tsv as a list of runs, each with the figures every tool reads
-    derived once: tput (MB/s, or accesses per second for pmbench), cpu
-    (CPU seconds per GB accessed), tree (the same for the whole process
-    tree), p50, p99."""
+    derived once: tput (MB/s, or accesses per second for pmbench, requests
+    per second for redis), cpu (CPU seconds per GB accessed), tree (the
+    same for the whole process tree), p50, p99."""
     runs = []
     for r in read_tsv(path):
         try:
@@ -141,8 +144,7 @@ def read_runs(path):
         gb = byts / 1e9 if byts else None
         r["cpu"] = (cu + cs) / gb if gb and cu is not None and cs is not None else None
         r["tree"] = tree / gb if gb and tree is not None else None
-        r["tput"] = num(r.get("aps")) if r["workload"].startswith("pmbench-") \
-            else num(r.get("mbps"))
+        r["tput"] = num(r.get("aps")) if per_access(r["workload"]) else num(r.get("mbps"))
         r["p50"] = num(r.get("p50_us"))
         r["p99"] = num(r.get("p99_us"))
         runs.append(r)

@@ -30,7 +30,7 @@ import os
 import re
 import sys
 
-from .configs import is_pm
+from .configs import is_pm, per_access
 from .parse import load_json, num, read_hist, read_kv, read_perf, read_runs, read_tsv
 from .plot import Plotter
 from .cryptcost import CryptRounds
@@ -67,7 +67,7 @@ PERF_CATEGORIES = [
 
 
 def unit(workload):
-    return "accesses/s" if is_pm(workload) else "MB/s"
+    return "accesses/s" if per_access(workload) else "MB/s"
 
 
 def ipis(r):

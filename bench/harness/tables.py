@@ -12,9 +12,9 @@ import os
 import sys
 
 from . import parse, probe, stats
-from .configs import DEV_PRIO, is_pm
+from .configs import DEV_PRIO, is_redis, per_access
 from .parse import Num
-from .workload import dev_path
+from .workload import REDIS_VALUE, dev_path, redis_keys
 
 
 # ---------------------------------------------------------------- formats
@@ -263,6 +263,12 @@ class Context:
         if o.has_pm:
             line += (f"; pmbench --size {o.size_b} --data {o.data} --threads {o.threads} "
                      f"--read {o.pm_read} --duration {o.pm_duration} (zipf: --theta {o.pm_theta})")
+        if any(is_redis(w) for w in o.workloads):
+            line += (f"; redis: {redis_keys(o.size_b)} keys of {REDIS_VALUE} bytes of text "
+                     f"loaded into redis-server {o.redis_version}, then redis-benchmark -c "
+                     f"{o.redis_clients} -P {o.redis_pipeline} -n {o.redis_requests} -r "
+                     f"{redis_keys(o.size_b)} GET or SET key:__rand_int__ (clients outside the "
+                     "budget)")
         out = [line, f"size {o.size}, budget {o.budget}, {o.rounds} rounds; kernel "
                      f"{probe.kernel_release()}; {probe.nproc()} CPUs; cgroup v{self.cg_ver}; "
                      f"swap file {(2 * o.size_b) >> 20} MiB in {o.swap_dir}; THP "
@@ -377,6 +383,9 @@ def json_text(ctx, rows, devs, pools):
     p.append(f'"workloads":[{",".join(jstr(w) for w in o.workloads)}],"threads":{o.threads},'
              f'"procs":{o.procs},"pm_duration":{o.pm_duration},"pm_read_pct":{o.pm_read},'
              f'"pm_theta":{o.pm_theta},"quick":{"true" if o.quick else "false"},')
+    p.append(f'"redis_keys":{redis_keys(o.size_b)},"redis_value_size":{REDIS_VALUE},'
+             f'"redis_requests":{o.redis_requests},"redis_clients":{o.redis_clients},'
+             f'"redis_pipeline":{o.redis_pipeline},"redis_version":{jstr(o.redis_version)},')
     p.append(f'"zswap_max_pct":{o.zswap_max},"zswap_accept_pct":{o.zswap_accept},'
              f'"zstd_level":{o.zstd_level},"configs":[')
     p.append(",".join(
@@ -389,9 +398,10 @@ def json_text(ctx, rows, devs, pools):
     p.append('],"results":[')
     res = []
     for r in rows:
-        # pmbench's figure is accesses per second; its mbps (4 KiB per
-        # access) only serves the CPU per GB.
-        mb = (None, None, None) if is_pm(r.w) else (r.mbps, r.mlo, r.mhi)
+        # pmbench's figure is accesses per second, redis's requests per
+        # second; their mbps (4 KiB per access or request) only serves the
+        # CPU per GB.
+        mb = (None, None, None) if per_access(r.w) else (r.mbps, r.mlo, r.mhi)
         s = (f'{{"workload":{jstr(r.w)},"config":{jstr(r.c)},"runs":{r.runs},"ok":{r.n},'
              f'"mbps":{jnum(mb[0], "%.1f")},"mbps_min":{jnum(mb[1], "%.1f")},'
              f'"mbps_max":{jnum(mb[2], "%.1f")},"accesses_per_s":{jnum(r.aps, "%.0f")},'
@@ -452,18 +462,21 @@ def text(ctx, rows, devs, pools):
     """The table on stdout (without --json)."""
     o = ctx.o
     out = ctx.describe()
-    out.append("MB/s: median (min-max) (pmbench: 4 KiB per access); CPU: the workload's "
-               "user+sys s per GB accessed (whole process tree in brackets); p50/p99: access "
-               "latency, us, median of the runs; x: MB/s over the reference's in the same "
+    out.append("MB/s: median (min-max) (pmbench, redis: 4 KiB per access or request); "
+               "acc/s: accesses per second (redis: requests per second), median; CPU: the "
+               "workload's user+sys s per GB accessed (redis: the server's; whole process tree "
+               "in brackets, redis's clients and load included); p50/p99: access (redis: "
+               "request) latency, us, median of the runs; x: throughput (MB/s, or acc/s for "
+               "pmbench and redis) over the reference's in the same "
                "round, median (min-max): the kernel's best configuration for the workload "
                "(named), the kernel swap file, the kernel's zswap and zram with the same "
                "compressor; counters: median per run (uswap: its --stats; kernel: /proc/vmstat "
                "deltas); peak: resident MiB (uswap) or cgroup peak (kernel)")
     # The THP column only when the kernel ran with THP.
     thpw = 17 if ctx.swref_t else 0
-    fmt_row = "%-15s %-24s %5s %8s %-11s %-13s %9s %9s %-32s %-17s %-*s%-17s %-17s"
-    out.append(fmt_row % ("workload", "config", "ok", "MB/s", "(min-max)", "CPU s/GB", "p50 us",
-                          "p99 us", "x best kernel", "x swapfile", thpw,
+    fmt_row = "%-15s %-24s %5s %8s %-11s %8s %-13s %9s %9s %-32s %-17s %-*s%-17s %-17s"
+    out.append(fmt_row % ("workload", "config", "ok", "MB/s", "(min-max)", "acc/s", "CPU s/GB",
+                          "p50 us", "p99 us", "x best kernel", "x swapfile", thpw,
                           "x swapfile-thp " if thpw else "", "x kernel zswap", "x zram"))
     for r in rows:
         if r.n == 0:
@@ -476,8 +489,9 @@ def text(ctx, rows, devs, pools):
         if thpw:
             rat_t = "1 " if r.c == ctx.swref_t else ratio_cell(r.r_t) + " "
         ratb = f"1 ({r.bk})" if r.c == r.bk else f"{ratio_cell(r.r_b)} {r.bk or '-'}"
-        line = fmt_row % (r.w, r.label, f"{r.n}/{r.runs}", fmt(r.mbps, "%.1f"), rng, cpu,
-                          fmt(r.p50_us, "%.2f"), fmt(r.p99_us, "%.1f"), ratb, rat, thpw, rat_t,
+        line = fmt_row % (r.w, r.label, f"{r.n}/{r.runs}", fmt(r.mbps, "%.1f"), rng,
+                          fmt(r.aps, "%.0f"), cpu, fmt(r.p50_us, "%.2f"), fmt(r.p99_us, "%.1f"),
+                          ratb, rat, thpw, rat_t,
                           ratio_cell(r.r_z), ratio_cell(r.r_r))
         if r.noisy:
             line += f"  ({r.noisy} runs started on a busy machine)"

@@ -5,8 +5,10 @@ it) and running it under a timeout with its CPU time measured."""
 import os
 import resource
 import subprocess
+import sys
 
-from .configs import DEV_LETTERS, DEV_PRIO
+from .configs import DEV_LETTERS, DEV_PRIO, is_redis
+from .util import ROOT
 
 
 class Workloads:
@@ -17,8 +19,11 @@ class Workloads:
 
     def argv(self, workload, hist, hugepage):
         """The workload's program and arguments (usemem or pmbench), its
-        latency histogram going to hist."""
+        latency histogram going to hist; for redis, the server alone (what
+        runs under the configuration: see redis_driver)."""
         o = self.o
+        if is_redis(workload):
+            return [o.redis_server]
         if workload.startswith("pmbench-"):
             a = [o.pmbench, "--size", str(o.size_b), "--pattern", workload[len("pmbench-"):],
                  "--read", o.pm_read, "--duration", o.pm_duration, "--threads", str(o.threads),
@@ -37,6 +42,28 @@ class Workloads:
         if hugepage:
             a.append("--hugepage")
         return a
+
+    def redis_driver(self, workload, hugepage):
+        """bench/redisbench for redis-get or redis-set, to be followed by
+        '--' and the server's command line under the configuration: the
+        server alone is in the budget, its clients are not."""
+        o = self.o
+        a = [sys.executable, f"{ROOT}/bench/redisbench", "--test", workload[len("redis-"):],
+             "--keys", str(redis_keys(o.size_b)), "--value-size", str(REDIS_VALUE), "--requests",
+             str(o.redis_requests), "--clients", str(o.redis_clients), "--pipeline",
+             str(o.redis_pipeline), "--benchmark", o.redis_benchmark]
+        if hugepage:
+            a.append("--hugepage")
+        return a
+
+
+# redis: one key per KiB of --size, each a value of REDIS_VALUE bytes (the
+# server's memory is about 1.15 x SIZE with its keys and tables).
+REDIS_VALUE = 1000
+
+
+def redis_keys(size):
+    return max(1, size // 1024)
 
 
 def dev_path(swap_dir, i):
