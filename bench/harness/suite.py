@@ -56,7 +56,7 @@ from . import probe, report
 from .util import ROOT, loadavg3, require_root, say as _say, words
 
 PROG = "bench/suite"
-STEPS = ("main", "compressors", "crypt", "sweep", "scaling", "perf")
+STEPS = ("main", "redis", "compressors", "crypt", "sweep", "scaling", "perf")
 CRYPT_ROUNDS = 5
 KERNEL = "kernel-swapfile kernel-zswap-lzo-rle zram-lz4"
 
@@ -273,6 +273,13 @@ class Suite:
                           "kernel-zswap-lzo-rle zram-lz4 uswap uswap-lz4 uswap-lz4-v1",
                           "--folios", "4K 64K 2M", "--seq-folios", "64K 2M", "--rand-folios",
                           "4K 64K", "--zswap-units", "folio", "--no-pool-table")
+            elif s == "redis":
+                # A real program: redis-server loaded at twice the budget,
+                # redis-benchmark's random GETs and SETs (bench/redisbench).
+                self.step("redis", "--size", z.small, "--budget", z.small_budget,
+                          "--workload", "redis", "--configs",
+                          "kernel-zswap-lzo-rle zram-lz4 uswap uswap-lz4-v1",
+                          "--folios", "4K 64K", "--zswap-units", "folio", "--no-pool-table")
             elif s == "compressors":
                 self.step("compressors", "--size", z.small, "--budget", z.small_budget,
                           "--workload", "seq-write", "--configs",
