@@ -152,33 +152,47 @@ static void step_sibling(void)
 	       (unsigned long long)(counter(USWAP_EVICT_BUSY) - busy));
 }
 
+/*
+ * Pin page p for I/O: an io_uring fixed buffer registered with the raw
+ * system call, which uswap is not told about.  Returns the ring.
+ */
+static int pin_page(uint64_t p)
+{
+	struct io_uring_params params = { 0 };
+	struct iovec iov = { .iov_base = mem + p * T_PAGE, .iov_len = T_PAGE };
+	int ring = (int)syscall(__NR_io_uring_setup, 4, &params);
+
+	if (ring < 0)
+		t_skip("io_uring is not available");
+	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS,
+		    &iov, 1) < 0)
+		t_fail("registering a fixed buffer: %s", strerror(errno));
+	return ring;
+}
+
+static void unpin(int ring)
+{
+	syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0);
+	close(ring);
+}
+
 static void step_partial(void)
 {
 	uint64_t pinned = folio_pages / 2 + 1, busy;
-	struct io_uring_params params = { 0 };
-	struct iovec iov;
 	int ring;
 
 	if (folio_pages < 4)
 		t_skip("partial: needs folios of at least 4 pages");
 	fill(0, NPAGES, 1);
-	ring = (int)syscall(__NR_io_uring_setup, 4, &params);
-	if (ring < 0)
-		t_skip("io_uring is not available");
 	/* One page in the middle of the first folio. */
-	iov.iov_base = mem + pinned * T_PAGE;
-	iov.iov_len = T_PAGE;
-	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS,
-		    &iov, 1) < 0)
-		t_fail("registering a fixed buffer: %s", strerror(errno));
+	ring = pin_page(pinned);
 	busy = counter(USWAP_EVICT_BUSY);
 	churn(folio_pages);
 	churn(folio_pages);
 	if (counter(USWAP_EVICT_BUSY) == busy)
 		t_fail("the folio with a pinned page was never refused");
 	check("the folio with a pinned page", 0, folio_pages, 1);
-	syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0);
-	close(ring);
+	unpin(ring);
 	printf("partial: evict_busy +%llu, the folio whole\n",
 	       (unsigned long long)(counter(USWAP_EVICT_BUSY) - busy));
 }
@@ -308,23 +322,14 @@ static void step_run(void)
 	const uint64_t n = 32 * folio_pages;
 	const uint64_t pin = 7 * folio_pages + folio_pages / 2;
 	const uint64_t hole = 20 * folio_pages + folio_pages / 2;
-	struct io_uring_params params = { 0 };
 	uint64_t busy, p, out = 0;
-	struct iovec iov;
 	bool dropped;
 	int ring;
 
 	/* The first n pages written last: resident, listed in order. */
 	fill(0, NPAGES, 1);
 	fill(0, n, 2);
-	ring = (int)syscall(__NR_io_uring_setup, 4, &params);
-	if (ring < 0)
-		t_skip("io_uring is not available");
-	iov.iov_base = mem + pin * T_PAGE;
-	iov.iov_len = T_PAGE;
-	if (syscall(__NR_io_uring_register, ring, IORING_REGISTER_BUFFERS,
-		    &iov, 1) < 0)
-		t_fail("registering a fixed buffer: %s", strerror(errno));
+	ring = pin_page(pin);
 	/* Known to be dropped only if it was there (see step_hole()). */
 	dropped = present(hole);
 	if (madvise(mem + hole * T_PAGE, T_PAGE, MADV_DONTNEED))
@@ -344,8 +349,7 @@ static void step_run(void)
 			       (unsigned long long)p);
 		out += !pinned && p != hole;
 	}
-	syscall(__NR_io_uring_register, ring, IORING_UNREGISTER_BUFFERS, NULL, 0);
-	close(ring);
+	unpin(ring);
 	for (p = 0; p < n; p++) {
 		const char *pg = mem + p * T_PAGE;
 
