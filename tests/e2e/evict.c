@@ -184,9 +184,17 @@ static void step_partial(void)
 	if (folio_pages < 4)
 		t_skip("partial: needs folios of at least 4 pages");
 	fill(0, NPAGES, 1);
+	/* Nothing is pinned yet: from here on a refusal is this folio's. */
+	busy = counter(USWAP_EVICT_BUSY);
 	/* One page in the middle of the first folio. */
 	ring = pin_page(pinned);
-	busy = counter(USWAP_EVICT_BUSY);
+	/*
+	 * Pinning it may have written to it (a write fault when it was
+	 * write-protected): referenced, it could outlive the churn on the
+	 * active list.  Put it first in line.
+	 */
+	if (uswap_madvise(rt, mem, folio_pages * T_PAGE, MADV_PAGEOUT))
+		t_fail("madvise(MADV_PAGEOUT): %s", strerror(errno));
 	churn(folio_pages);
 	churn(folio_pages);
 	if (counter(USWAP_EVICT_BUSY) == busy)
@@ -329,12 +337,13 @@ static void step_run(void)
 	/* The first n pages written last: resident, listed in order. */
 	fill(0, NPAGES, 1);
 	fill(0, n, 2);
+	/* Nothing is pinned yet: from here on a refusal is the pin's. */
+	busy = counter(USWAP_EVICT_BUSY);
 	ring = pin_page(pin);
 	/* Known to be dropped only if it was there (see step_hole()). */
 	dropped = present(hole);
 	if (madvise(mem + hole * T_PAGE, T_PAGE, MADV_DONTNEED))
 		t_fail("madvise: %s", strerror(errno));
-	busy = counter(USWAP_EVICT_BUSY);
 	churn(n);
 	if (counter(USWAP_EVICT_BUSY) == busy)
 		t_fail("run: the folio with a pinned page was never refused");
