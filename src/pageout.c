@@ -684,6 +684,8 @@ static bool victim_movable(const struct reclaimer *rc, const struct victim *v)
 /*
  * Mark victims k, k + 1, ... that lie side by side in one region, each
  * movable: a run whose pages move out in one UFFDIO_MOVE (move_run()).
+ * A victim that a fork may share is a run of its own: the kernel refuses
+ * to move a shared page, and a run would stop there only to go on.
  * Returns how many were marked (0: a write aborted victim k's eviction).
  */
 static unsigned mark_run(struct reclaimer *rc, unsigned k, unsigned nv)
@@ -696,10 +698,12 @@ static unsigned mark_run(struct reclaimer *rc, unsigned k, unsigned nv)
 		struct victim *v = &rc->victims[k + n];
 
 		if (!victim_movable(rc, v) || v->r != first->r ||
-		    v->addr != end || !mark_moved(v))
+		    v->addr != end || (n && (v->fl & F_SHARED)) ||
+		    !mark_moved(v))
 			break;
 		end += (uintptr_t)v->nr_pages << PAGE_SHIFT;
-		n++;
+		if (n++ == 0 && (v->fl & F_SHARED))
+			break;
 	}
 	return n;
 }
@@ -814,7 +818,9 @@ void capture_victims(struct reclaimer *rc, unsigned nv)
 		if (victim_movable(rc, v)) {
 			if (k >= run_end) {
 				run_end = k + mark_run(rc, k, nv);
-				if (k < run_end)
+				/* A victim alone moves by itself. */
+				run_left = 0;
+				if (k + 1 < run_end)
 					run_left = move_run(rc, k, run_end,
 							    rc->staged);
 			}
