@@ -105,6 +105,21 @@
  */
 #define ZA_MAX_PAGES	16u
 
+/*
+ * Write-around for small folios: a program that reads its memory back
+ * and writes it in order (its folios read ahead clean, or armed by
+ * reclaim to see writes) takes one write-protect fault per folio, and
+ * with 4 KiB folios that was two thirds of a sequential read-write pass.
+ * When write-protect faults come in order, the folios that follow, while
+ * resident and write-protected, are taken as written by the same fault
+ * and unprotected in the same call: the window (in folios) doubles when a
+ * fault lands right after the last window and halves otherwise, up to
+ * WA_MAX_PAGES pages with the faulting folio.  A folio taken that the
+ * program then does not write only loses its clean copy (written out
+ * again when evicted) and looks referenced once, as a written one does.
+ */
+#define WA_MAX_PAGES	16u
+
 struct fault_thread {
 	struct uswap_runtime *rt;
 	void *buf;			/* one folio, for swap-in */
@@ -116,6 +131,8 @@ struct fault_thread {
 	void *ra_buf;			/* RA_MAX_PAGES pages */
 	uint32_t ra_nr, ra_pages;
 	swp_entry_t ra_first;
+	bool ra_checked;		/* read page by page, each checked */
+	uint32_t ra_pooled;		/* of its pages, from the pool */
 	uint32_t ra_flags[RA_MAX_FOLIOS];
 	swp_entry_t entries[MAX_FOLIO_PAGES];
 	/* Fault-around in flight: the flags each folio had before. */
@@ -307,7 +324,7 @@ static void ra_begin(struct fault_thread *ft, struct region *r, uint32_t i,
 	uint32_t win, k, m;
 
 	ft->ra_nr = ft->ra_pages = 0;
-	if (!rt->have_wp || rt->zswap || r->folio_shift > RA_MAX_SHIFT ||
+	if (!rt->have_wp || r->folio_shift > RA_MAX_SHIFT ||
 	    nr != (1u << (r->folio_shift - PAGE_SHIFT)) ||
 	    !entries_run(ft->entries, nr))
 		return;
@@ -347,14 +364,45 @@ static void ra_begin(struct fault_thread *ft, struct region *r, uint32_t i,
 }
 
 /*
+ * With some of it in the pool: the faulting folio and its readahead each
+ * read as a fault reads, from the pool where it holds them, runs of the
+ * rest from the device (every page checked as it is read).  A readahead folio
+ * of which a page came from the pool is installed dirty: the pool's copy
+ * goes, as the faulting folio's does (*pooled).
+ */
+static int ra_read_pooled(struct fault_thread *ft, uint32_t nr, int *ra_err,
+			  unsigned *pooled)
+{
+	struct uswap_runtime *rt = ft->rt;
+	swp_entry_t ents[RA_MAX_PAGES];
+	unsigned ra_pooled = 0;
+	uint32_t k;
+	int err;
+
+	err = swap_read_entries(rt, ft->zc, ft->io, ft->entries, nr, ft->buf,
+				pooled);
+	if (err)
+		return err;
+	for (k = 0; k < ft->ra_pages; k++)
+		ents[k] = ft->ra_first + k;
+	*ra_err = swap_read_entries(rt, ft->zc, ft->io, ents, ft->ra_pages,
+				    ft->ra_buf, &ra_pooled);
+	ft->ra_checked = true;
+	ft->ra_pooled = ra_pooled;
+	return 0;
+}
+
+/*
  * Without locks: the faulting folio (nr pages, one run of slots, in
  * ft->entries) and its readahead, the run that follows it on the device,
  * in one I/O, into ft->buf and ft->ra_buf; *ra_err is the readahead's
  * result.  When that read fails, the folio is read alone, as without
  * readahead: a failure in the readahead's part must not cost the folio.
- * Returns the folio's result, as swap_read_entries().
+ * Returns the folio's result, as swap_read_entries(), and *pooled its
+ * pages that came from the pool.
  */
-static int ra_read_with(struct fault_thread *ft, uint32_t nr, int *ra_err)
+static int ra_read_with(struct fault_thread *ft, uint32_t nr, int *ra_err,
+			unsigned *pooled)
 {
 	struct uswap_runtime *rt = ft->rt;
 	swp_entry_t e = ft->entries[0];
@@ -368,12 +416,19 @@ static int ra_read_with(struct fault_thread *ft, uint32_t nr, int *ra_err)
 		.len = iov[0].iov_len + iov[1].iov_len,
 	};
 	uint64_t t0 = prim_now_us();
-	unsigned pooled;
 
+	*pooled = 0;
+	ft->ra_checked = false;
+	ft->ra_pooled = 0;
+	/* None of it in the pool (written back, or never stored there): one
+	   read.  No page of these folios can go into the pool meanwhile. */
+	if (rt->zswap && zswap_absent_run(rt->zswap, e, nr + ft->ra_pages) <
+			 nr + ft->ra_pages)
+		return ra_read_pooled(ft, nr, ra_err, pooled);
 	*ra_err = swap_io_read_batch(ft->io, &req, 1);
 	if (*ra_err)
 		return swap_read_entries(rt, ft->zc, ft->io, ft->entries, nr,
-					 ft->buf, &pooled);
+					 ft->buf, pooled);
 	swap_count_io(rt, swp_type(e), false, nr, prim_now_us() - t0);
 	return swap_slots_check(si, swp_offset(e), ft->buf, nr);
 }
@@ -385,14 +440,17 @@ static int ra_read_with(struct fault_thread *ft, uint32_t nr, int *ra_err)
  * UFFDIO_COPY; the rest are given back.
  */
 static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
-		      uint32_t nr, int err)
+		      uint32_t nr, int err, bool write)
 {
 	struct uswap_runtime *rt = ft->rt;
 	struct swap_info *si = &rt->swap[swp_type(ft->ra_first)];
-	uint32_t k, ok = 0, done = 0, page, clean = F_CLEAN;
+	uint32_t k, ok = 0, done = 0, page;
+	uint32_t clean = ft->ra_pooled || write ? 0 : F_CLEAN;
 	uintptr_t a;
 	size_t len;
 
+	if (!err && ft->ra_checked)
+		ok = ft->ra_nr;
 	while (!err && ok < ft->ra_nr &&
 	       !swap_slots_check(si, swp_offset(ft->ra_first) + ok * nr,
 				 (char *)ft->ra_buf + ((size_t)ok * nr << PAGE_SHIFT),
@@ -402,7 +460,8 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 		folio_range(r, i + 1, &a, &len, &page);
 		for (k = 0; k < ok; k++)
 			trace_folio(TR_LOAD, a + k * len, nr, ft->ra_flags[k], 0);
-		err = prim_uffd_copy(rt->uffd, a, ft->ra_buf, len * ok, true, NULL);
+		err = prim_uffd_copy(rt->uffd, a, ft->ra_buf, len * ok,
+				     clean != 0, NULL);
 		if (err == -EEXIST) {
 			/* A page is not our copy (which, we do not know): the
 			   folios are dirty. */
@@ -434,7 +493,7 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 	}
 	if (done) {
 		count_event(rt, USWAP_SWAP_RA, done);
-		count_event(rt, USWAP_PSWPIN, done);
+		count_event(rt, USWAP_PSWPIN, done - MIN(done, ft->ra_pooled));
 	}
 	atomic_store(&r->ra_last, done);
 	atomic_store(&r->ra_next, i + 1 + ft->ra_nr);
@@ -589,12 +648,12 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 		ra_begin(ft, r, i, nr);
 		pthread_rwlock_unlock(&rt->op_lock);
 		if (ft->ra_nr)
-			err = ra_read_with(ft, nr, &ra_err);
+			err = ra_read_with(ft, nr, &ra_err, &pooled);
 		else
 			err = swap_read_entries(rt, ft->zc, ft->io, ft->entries,
 						nr, ft->buf, &pooled);
 		pthread_rwlock_rdlock(&rt->op_lock);
-		ra_finish(ft, r, i, nr, ra_err);
+		ra_finish(ft, r, i, nr, ra_err, write);
 		if (err && read_error_transient(err)) {
 			/* The data is still in its slots: fault again. */
 			count_event(rt, USWAP_SWAP_IO_ERROR, 1);
@@ -778,6 +837,57 @@ static void fault_missing(struct fault_thread *ft, uintptr_t addr, bool write,
 }
 
 /*
+ * The write-protect fault on resident folio i (nr pages) is served: adapt
+ * the write-around window, and mark as written the folios after it that
+ * are resident, write-protected and plainly the program's (not shared by
+ * fork, not on a slower node, not protected).  Returns how many, from
+ * i + 1 on: the caller unprotects them with folio i.  Under lru_lock, as
+ * the faulting folio's change.
+ */
+static uint32_t wa_take(struct uswap_runtime *rt, struct region *r,
+			uint32_t i, uint32_t nr)
+{
+	uint32_t win, k, page;
+	uintptr_t a;
+	size_t len;
+
+	if (nr >= WA_MAX_PAGES)
+		return 0;
+	win = atomic_load(&r->wa_win);
+	if (i == atomic_load(&r->wa_next))
+		win = win ? MIN(2 * win, WA_MAX_PAGES / nr - 1) : 1;
+	else
+		win /= 2;
+	atomic_store(&r->wa_win, win);
+	win = MIN(win, r->nr_folios - 1 - i);
+	folio_range(r, i, &a, &len, &page);
+	if (win && (vma_flags(&rt->vmas, a + len, a + len * (1 + win)) &
+		    VMA_PROTECTED))
+		win = 0;
+	for (k = 1; k <= win; k++) {
+		struct folio *g = &r->folios[i + k];
+		uint32_t gl = atomic_load(&g->flags);
+
+		folio_range(r, i + k, &a, &len, &page);
+		if ((len >> PAGE_SHIFT) != nr ||
+		    folio_state(gl) != FOLIO_RESIDENT ||
+		    !(gl & (F_ARMED | F_CLEAN)) ||
+		    (gl & (F_SHARED | F_DEMOTED | F_STORING)) ||
+		    !atomic_compare_exchange_strong(&g->flags, &gl,
+				(gl & ~(F_ARMED | F_CLEAN)) | F_REFERENCED))
+			break;
+		if (gl & F_CLEAN) {
+			region_free_entries(r, page, nr);
+			atomic_fetch_or_explicit(&g->flags, 0,
+						 memory_order_release);
+		}
+		trace_folio(TR_WP, a, nr, gl, 0);
+	}
+	atomic_store(&r->wa_next, i + k);
+	return k - 1;
+}
+
+/*
  * A write hit a write-protected page.  Whatever the folio's state, the
  * writer must end up either running or woken to fault again.
  */
@@ -786,7 +896,7 @@ static void fault_wp(struct fault_thread *ft, uintptr_t addr)
 	struct uswap_runtime *rt = ft->rt;
 	struct region *r;
 	struct folio *f;
-	uint32_t i, fl, nfl, page;
+	uint32_t i, fl, nfl, page, around = 0;
 	unsigned charged = 0, excl = 0;
 	bool sweep = false;
 	uintptr_t a;
@@ -881,7 +991,10 @@ again:
 			lru_add(r, i, true);
 		trace_folio(TR_WP, a, (uint32_t)(len >> PAGE_SHIFT), fl,
 			    s == FOLIO_EVICTING);
-		prim_uffd_wp(rt->uffd, a, len, false, true);
+		if (s == FOLIO_RESIDENT && !(fl & F_SHARED))
+			around = wa_take(rt, r, i,
+					 (uint32_t)(len >> PAGE_SHIFT));
+		prim_uffd_wp(rt->uffd, a, len * (1 + around), false, true);
 		break;
 	}
 	pthread_mutex_unlock(&r->lru_lock);

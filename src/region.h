@@ -122,6 +122,7 @@ struct region {
 	   on next, the window in folios, the pages read ahead last time. */
 	_Atomic uint32_t ra_next, ra_win, ra_last;
 	_Atomic uint32_t za_next, za_win;	/* fault-around (memory.c) */
+	_Atomic uint32_t wa_next, wa_win;	/* write-around (memory.c) */
 	_Atomic int refs;		/* table reference + one per user */
 	uintptr_t busy_start, busy_end;	/* range being changed: reclaim skips it */
 	unsigned vm_flags;		/* R_*: advice the kernel keeps in the

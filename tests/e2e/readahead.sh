@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Swap-in readahead for small folios: counted, and every byte right.
+# Swap-in readahead (with and without a pool) and write-around for small
+# folios: counted, and every byte right.
 . "$(dirname "$0")/lib.sh"
 need_built tests/e2e/readahead
 "$B/tests/e2e/readahead"
