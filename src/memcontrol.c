@@ -492,10 +492,11 @@ uint64_t memcg_charge(struct uswap_runtime *rt, unsigned nr)
 			  now - t0 >= MEMCG_WAIT_HARD_US;
 		if (stuck || starved) {
 			try_charge(rt, nr, true);
-			if (stuck)
+			/* Stopping (the process ends, or execs): no message. */
+			if (atomic_load(&mc->stuck))
 				uswap_log_once(&rt->logged_overrun,
 					       "no tier has room: resident memory goes past --max (counted as max_overrun)");
-			else
+			else if (starved)
 				uswap_log_once(&rt->logged_starved,
 					       "a fault waited %u s at --max while no process of the tree gave memory back (one is stopped or stuck?): resident memory goes past --max (counted as max_overrun)",
 					       MEMCG_WAIT_MAX_US / 1000000u);
@@ -791,10 +792,18 @@ void memcg_set_stuck(struct uswap_runtime *rt, bool stuck)
 {
 	struct memcg *mc = rt->memcg;
 
+	if (!stuck)
+		atomic_fetch_add_explicit(&mc->progress, 1,
+					  memory_order_relaxed);
 	if (atomic_exchange(&mc->stuck, stuck) == stuck)
 		return;
 	if (stuck)
 		bump(&mc->room);
+}
+
+uint64_t memcg_progress(struct uswap_runtime *rt)
+{
+	return atomic_load_explicit(&rt->memcg->progress, memory_order_relaxed);
 }
 
 /* --- tier budgets (--tier-max): pages demoted to slower nodes --- */

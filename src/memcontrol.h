@@ -82,6 +82,8 @@ struct memcg {
 	_Atomic unsigned waiters;	/* faults waiting for room */
 	_Atomic unsigned sleepers;	/* reclaimers waiting for a kick */
 	_Atomic bool stuck;		/* reclaim can make no room: admit past max */
+	_Atomic uint64_t progress;	/* bumped by every batch that made room,
+					   in any member (memcg_set_stuck) */
 	_Atomic uint64_t starved_us;	/* since when faults wait with no room
 					   made (0: none waits) */
 	_Atomic uint64_t share_off_us;	/* until when every member reclaims what
@@ -136,6 +138,8 @@ void memcg_wake_all(struct memcg *mc);
 void memcg_reclaim_sleep(struct uswap_runtime *rt, long ms, bool always);
 /* Reclaim reports whether it could make progress (stuck admits past max). */
 void memcg_set_stuck(struct uswap_runtime *rt, bool stuck);
+/* How many batches made room, tree-wide (changes: someone reclaims). */
+uint64_t memcg_progress(struct uswap_runtime *rt);
 uint64_t memcg_own_pages(struct uswap_runtime *rt);
 /* fork: a member for the child, charged what the parent has resident. */
 int memcg_fork_prepare(struct uswap_runtime *rt);

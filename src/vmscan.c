@@ -330,15 +330,26 @@ static unsigned isolate_batch(struct reclaimer *rc, struct region *r,
 	return nv;
 }
 
+static int index_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 /*
- * Write-protect the armed folios, merging neighbours into one call.  A
- * folio whose protection failed is not armed: it cannot be evicted safely.
+ * Write-protect the armed folios, merging neighbours into one call (each
+ * call flushes the TLB once): in address order, as sort_victims() puts
+ * victims.  A folio whose protection failed is not armed: it cannot be
+ * evicted safely.
  */
 static void arm_folios(struct reclaimer *rc, struct region *r, unsigned na)
 {
 	struct uswap_runtime *rt = rc->rt;
 	uintptr_t run_start = 0, run_end = 0;
 	unsigned k, run_first = 0, m;
+
+	qsort(rc->arm, na, sizeof(rc->arm[0]), index_cmp);
 
 	for (k = 0; k <= na; k++) {
 		uintptr_t addr = 0;
@@ -928,17 +939,22 @@ void reclaimer_free(struct reclaimer *rc, bool owner)
  * The reclaimer thread (arg: its struct reclaimer): sleeps until charges
  * pass high (or a fault waits at max), then reclaims down to low.  When a
  * whole round over every region frees nothing (no swap space, nothing
- * left to evict), it declares the budget stuck so that waiting faults are
- * admitted, and retries later.  Folios in flight are not a reason: a
+ * left to evict), and no process of the tree made room for STUCK_AFTER_US
+ * since (another one may hold what this one could not evict), it declares
+ * the budget stuck so that waiting faults are admitted, and retries
+ * later.  Folios in flight are not a reason: a
  * region skipped because a change to it (munmap, mremap, madvise) waits
  * for them, or a process whose every charged page is being faulted in
  * (2M folios under a small budget), waits a moment instead.
  */
+/* How long a whole tree's reclaim must make no room to be stuck. */
+#define STUCK_AFTER_US	20000u
+
 void *reclaim_thread_main(void *arg)
 {
 	struct reclaimer *rc = arg;
 	struct uswap_runtime *rt = rc->rt;
-	uint64_t last_reap = 0;
+	uint64_t last_reap = 0, progress = 0, since = 0;
 	unsigned idle = 0, waits = 0;
 	int tier_sticky = -1;
 
@@ -982,17 +998,32 @@ void *reclaim_thread_main(void *arg)
 				usleep(200);
 				continue;
 			}
-			if (++idle > 2 * (rt->nr_regions + 1)) {
-				if (nospace)
-					uswap_log_once(&rt->logged_full,
-						       "swap space is full: folios stay resident (counted as swap_full)");
-				memcg_set_stuck(rt, true);
-				/* Charges a dead member left may be what holds
-				   the tree above low. */
-				reap_members(rt, &last_reap);
-				usleep(5000);
-				idle = waits = 0;
+			if (++idle == 1) {
+				progress = memcg_progress(rt);
+				since = prim_now_us();
 			}
+			if (idle <= 2 * (rt->nr_regions + 1))
+				continue;
+			if (memcg_progress(rt) != progress) {
+				/* Another process of the tree made room (this
+				   one holds only what they share, say): not
+				   stuck. */
+				idle = waits = 0;
+				continue;
+			}
+			if (prim_now_us() - since < STUCK_AFTER_US) {
+				memcg_reclaim_sleep(rt, 1, true);
+				continue;
+			}
+			if (nospace)
+				uswap_log_once(&rt->logged_full,
+					       "swap space is full: folios stay resident (counted as swap_full)");
+			memcg_set_stuck(rt, true);
+			/* Charges a dead member left may be what holds the
+			   tree above low. */
+			reap_members(rt, &last_reap);
+			usleep(5000);
+			idle = waits = 0;
 		}
 		/* Charges fell below high (freed, reaped): room again. */
 		if (!memcg_above_high(rt))
