@@ -107,7 +107,7 @@ static const char help_tail[] =
 "\n"
 "Examples:\n"
 "  uswap run --max 2G -- ./prog\n"
-"  uswap run --max 64M --folio 4K --stats s.json -- python3 big.py\n"
+"  uswap run --max 64M --folio 64K --stats s.json -- python3 big.py\n"
 "  uswap run --max 1G --zswap zstd:3 -- ./prog\n"
 "  uswap run --max 1G --zswap lz4 --zswap-max 50 --swap none -- ./prog\n"
 "  USWAP_MAX=512M uswap run --verbose make -j2\n"

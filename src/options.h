@@ -13,7 +13,7 @@
 
 #include "uswap.h"
 
-#define OPTIONS_FOLIO_DEFAULT		(64ull << 10)
+#define OPTIONS_FOLIO_DEFAULT		(4ull << 10)
 #define OPTIONS_MIN_REGION_DEFAULT	(1ull << 20)
 #define OPTIONS_FAULT_THREADS_DEFAULT	2u
 #define OPTIONS_FAULT_THREADS_MAX	64u

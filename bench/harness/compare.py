@@ -80,7 +80,8 @@ redis-benchmark) under uswap and under the kernel's swap, interleaved.
                      A compressor the kernel lacks is reported unavailable;
                      when its zswap lacks lz4, kernel-zswap-lzo-rle is added
                      as the closest stand-in and labelled so.
-  --folios "F ..."   uswap folio sizes, one configuration each (default "64K")
+  --folios "F ..."   uswap folio sizes, one configuration each (default "4K",
+                     uswap run's)
   --rand-folios "F ..."
                      the folio sizes also run for rand-* workloads (default:
                      all of --folios; 2M folios take minutes per random run)
@@ -204,7 +205,7 @@ class Options:
 
     def __init__(self, argv):
         self.size, self.budget, self.rounds = "512M", "256M", 3
-        self.folios, self.rand_folios, self.seq_folios = "64K", "", ""
+        self.folios, self.rand_folios, self.seq_folios = "4K", "", ""
         self.workloads, self.configs = "seq-write rand-write", ""
         self.zswap_units, self.zswap_max, self.zswap_accept = "folio page", 20, 90
         self.zstd_level, self.zswap_threads = 1, ""

@@ -37,6 +37,10 @@ from .cryptcost import CryptRounds
 from .stats import RunTable, median
 from .util import ROOT
 
+# uswap run's default folio size (src/options.h), and its configuration here.
+DEFAULT_FOLIO = "4K"
+DEFAULT = f"uswap-{DEFAULT_FOLIO}"
+
 # Where perf's samples go, by symbol (first match wins).  The workload's own
 # code (its binary and the vDSO clock) is matched by DSO, not here.
 PERF_CATEGORIES = [
@@ -475,7 +479,7 @@ class Report:
                "budget; step `redis` for redis-server). Each target is judged on the uswap "
                "configuration that does best on it "
                "(the best median of the pair-by-pair ratios; named), with uswap's default "
-               "configuration (64K folios, no pool) beside it. Met: that median is on the "
+               f"configuration ({DEFAULT_FOLIO} folios, no pool) beside it. Met: that median is on the "
                "right side of the bound. The ranges are the rounds' ratios, min–max.")
         self.w()
         rows = []
@@ -484,7 +488,7 @@ class Report:
         for st, w in pairs:
             if not st.uswap_configs(w):
                 continue
-            default = "uswap-64K" if st.ok(w, "uswap-64K") else None
+            default = DEFAULT if st.ok(w, DEFAULT) else None
             kbest = st.best_kernel(w, "tput", True)
             kcpu = st.best_kernel(w, "cpu", False)
             checks = []
@@ -525,7 +529,7 @@ class Report:
                              verdict))
                 self.verdicts.append((w, text, best, r, met))
         self.table(["workload", "target", "uswap's best on it", "ratio, median (min–max)",
-                    "uswap-64K (default)", "verdict"], rows)
+                    f"{DEFAULT} (default)", "verdict"], rows)
         missed = [v for v in self.verdicts if v[4] is False]
         if missed:
             self.w("Missed, plainly: " + "; ".join(

@@ -271,7 +271,7 @@ class Suite:
                           z.pm_main,
                           "--configs", "ceiling kernel-swapfile kernel-swapfile-thp "
                           "kernel-zswap-lzo-rle zram-lz4 uswap uswap-lz4 uswap-lz4-v1",
-                          "--folios", "4K 64K 2M", "--seq-folios", "64K 2M", "--rand-folios",
+                          "--folios", "4K 64K 2M", "--seq-folios", "4K 64K 2M", "--rand-folios",
                           "4K 64K", "--zswap-units", "folio", "--no-pool-table")
             elif s == "redis":
                 # A real program: redis-server loaded at twice the budget,

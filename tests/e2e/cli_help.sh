@@ -12,8 +12,8 @@ for args in "--help" "-h" "run --help" "run -h" "run --max 64M --help" "help"; d
 		--verify --fallback --zswap --swap-node-policy "uswap stat" "uswap top" \
 		USWAP_MAX TMPDIR LD_PRELOAD 125 126 127 "Examples" \
 		"uswap run --max 2G -- ./prog" \
-		"uswap run --max 64M --folio 4K --stats s.json -- python3 big.py" \
-		"default 64K" "default 1M" "default 2"; do
+		"uswap run --max 64M --folio 64K --stats s.json -- python3 big.py" \
+		"default 4K" "default 1M" "default 2"; do
 		grep -qF -- "$word" "$T/out" || fail "uswap $args: help lacks '$word'"
 	done
 	grep -q -- "--uffd-features-off" "$T/out" && fail "help shows the hidden option"

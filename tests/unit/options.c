@@ -439,8 +439,8 @@ static void test_check(void)
 	o.high = 2 * M;
 	check_ok(&o, "high = one folio");
 	uswap_options_init(&o);
-	o.high = 32 * K;
-	check_bad(&o, -EINVAL, "high 32K is less than one folio (expected at least 64K)");
+	o.high = 2 * K;
+	check_bad(&o, -EINVAL, "high 2K is less than one folio (expected at least 4K)");
 
 	uswap_options_init(&o);
 	o.max = 512 * K;
@@ -526,7 +526,7 @@ static void test_defaults(void)
 	uswap_options_init(&in);
 	avail = meminfo_available();
 	o = defaults_ok(&in);
-	if (o.folio_size != 64 * K || o.min_region != M || o.fault_threads != 2 ||
+	if (o.folio_size != 4 * K || o.min_region != M || o.fault_threads != 2 ||
 	    o.flags || o.uffd_features_off || o.stats_path[0])
 		t_fail("defaults: folio %llu min_region %llu threads %u",
 		       (unsigned long long)o.folio_size,
@@ -552,10 +552,15 @@ static void test_defaults(void)
 	if (o.max != 64 * M || o.folio_size != 4 * K ||
 	    o.high != (64 * M * 9 / 10) / (4 * K) * (4 * K))
 		t_fail("max 64M folio 4K: high %llu", (unsigned long long)o.high);
-	in.folio_size = 0;
+	in.folio_size = 64 * K;
 	o = defaults_ok(&in);
 	if (o.high != 60358656)		/* 57.6M down to 64K: 921 folios */
 		t_fail("max 64M folio 64K: high %llu", (unsigned long long)o.high);
+	in.folio_size = 0;		/* the default, 4K */
+	o = defaults_ok(&in);
+	if (o.high != 60395520)		/* 57.6M down to 4K: 14745 folios */
+		t_fail("max 64M, the default folio: high %llu",
+		       (unsigned long long)o.high);
 	in.max = 1 * G;
 	in.high = 100 * M;
 	in.swap_size = 5 * M;

@@ -3,7 +3,11 @@
 summed proportional set size (Pss, /proc/PID/smaps_rollup) of its process
 tree every 50 ms, and write the peak in KiB and the number of processes
 then to OUT.  Pss counts a page shared by fork once over the tree, which
-the sum of RSS would not.  Exits with CMD's status."""
+the sum of RSS would not.  With USWAP_STAT set (the uswap program, CMD a
+uswap run), a third field: the KiB of uswap's page-state tables in the
+tree's processes at the peak (their metadata_bytes, summed).
+Exits with CMD's status."""
+import json
 import os
 import subprocess
 import sys
@@ -39,18 +43,41 @@ def pss(pid):
     return 0
 
 
+def tables(uswap, pid):
+    """KiB of uswap's page-state tables in the processes of the tree of
+    pid, summed from what each publishes in the tree's statistics
+    directory (uswap stat's merge keeps the largest), or 0."""
+    r = subprocess.run([uswap, "stat", "--json", str(pid)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        return 0
+    d = json.loads(r.stdout)["tree"]["stats_dir"]
+    total = 0
+    for name in os.listdir(d):
+        if name.endswith(".live.json"):
+            try:
+                with open(os.path.join(d, name)) as f:
+                    total += json.load(f)["vmstat"].get("metadata_bytes", 0)
+            except (OSError, ValueError, KeyError):
+                pass
+    return total >> 10
+
+
 def main():
     out, cmd = sys.argv[1], sys.argv[2:]
+    uswap = os.environ.get("USWAP_STAT")
     p = subprocess.Popen(cmd)
-    peak = procs = 0
+    peak = procs = meta = 0
     while p.poll() is None:
         pids = tree(p.pid)
         total = sum(pss(pid) for pid in pids)
         if total > peak:
             peak, procs = total, len(pids)
+            if uswap:
+                meta = tables(uswap, p.pid)
         time.sleep(0.05)
     with open(out, "w") as f:
-        f.write(f"{peak} {procs}\n")
+        f.write(f"{peak} {procs} {meta}\n")
     sys.exit(p.returncode)
 
 
