@@ -501,6 +501,24 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 }
 
 /*
+ * A fault-around or write-around window at folio i of r: it doubles (up
+ * to max folios) when i is where the last window ended (*next), halves
+ * otherwise; no further than the region's end.  Returns it.
+ */
+static uint32_t adapt_window(const struct region *r, _Atomic uint32_t *next,
+			     _Atomic uint32_t *winp, uint32_t i, uint32_t max)
+{
+	uint32_t win = atomic_load(winp);
+
+	if (i == atomic_load(next))
+		win = win ? MIN(2 * win, max) : 1;
+	else
+		win /= 2;
+	atomic_store(winp, win);
+	return MIN(win, r->nr_folios - 1 - i);
+}
+
+/*
  * Under op_lock (read), folio i (nr pages) being zero-filled (NONE ->
  * LOADING): adapt the window and take the never-touched folios after it
  * (NONE -> LOADING, charged).  Returns how many; their flags before are
@@ -516,13 +534,8 @@ static uint32_t za_begin(struct fault_thread *ft, struct region *r,
 
 	if (nr >= ZA_MAX_PAGES)
 		return 0;
-	win = atomic_load(&r->za_win);
-	if (i == atomic_load(&r->za_next))
-		win = win ? MIN(2 * win, ZA_MAX_PAGES / nr - 1) : 1;
-	else
-		win /= 2;
-	atomic_store(&r->za_win, win);
-	win = MIN(win, r->nr_folios - 1 - i);
+	win = adapt_window(r, &r->za_next, &r->za_win, i,
+			   ZA_MAX_PAGES / nr - 1);
 	folio_range(r, i, &a, &len, &page);
 	if (win && (vma_flags(&rt->vmas, a + len, a + len * (1 + win)) &
 		    (VMA_PROTECTED | VMA_LOCKED | VMA_ONFAULT | VMA_PINNED)))
@@ -853,13 +866,8 @@ static uint32_t wa_take(struct uswap_runtime *rt, struct region *r,
 
 	if (nr >= WA_MAX_PAGES)
 		return 0;
-	win = atomic_load(&r->wa_win);
-	if (i == atomic_load(&r->wa_next))
-		win = win ? MIN(2 * win, WA_MAX_PAGES / nr - 1) : 1;
-	else
-		win /= 2;
-	atomic_store(&r->wa_win, win);
-	win = MIN(win, r->nr_folios - 1 - i);
+	win = adapt_window(r, &r->wa_next, &r->wa_win, i,
+			   WA_MAX_PAGES / nr - 1);
 	folio_range(r, i, &a, &len, &page);
 	if (win && (vma_flags(&rt->vmas, a + len, a + len * (1 + win)) &
 		    VMA_PROTECTED))

@@ -18,12 +18,13 @@
 
 #define MB	(1ul << 20)
 
-static void run(uint64_t folio, const char *pool)
+/* An 8 MiB budget, and a region of n pages written once (version 1). */
+static struct uswap_runtime *setup(uint64_t folio, const char *pool,
+				   uint64_t n, char **base)
 {
 	struct uswap_options opt;
-	uint64_t v[USWAP_NR_COUNTERS], p, n = 64 * MB / T_PAGE, s = 5, k;
 	struct uswap_runtime *rt;
-	char *base;
+	uint64_t p;
 
 	uswap_options_init(&opt);
 	opt.max = 8 * MB;
@@ -31,10 +32,19 @@ static void run(uint64_t folio, const char *pool)
 	if (pool)
 		snprintf(opt.zswap, sizeof(opt.zswap), "%s", pool);
 	rt = t_runtime(&opt);
-	if (uswap_region_create(rt, n * T_PAGE, (void **)&base))
+	if (uswap_region_create(rt, n * T_PAGE, (void **)base))
 		t_fail("uswap_region_create");
 	for (p = 0; p < n; p++)
-		t_fill(base + p * T_PAGE, p, 1);
+		t_fill(*base + p * T_PAGE, p, 1);
+	return rt;
+}
+
+static void run(uint64_t folio, const char *pool)
+{
+	uint64_t v[USWAP_NR_COUNTERS], p, n = 64 * MB / T_PAGE, s = 5, k;
+	char *base;
+	struct uswap_runtime *rt = setup(folio, pool, n, &base);
+
 	for (p = 0; p < n; p++)
 		if (t_check(base + p * T_PAGE, p, 1))
 			t_fail("folio %llu: page %llu wrong in the sequential read",
@@ -85,21 +95,11 @@ static uint64_t counter(struct uswap_runtime *rt, enum uswap_counter c)
  */
 static void write_around(uint64_t folio)
 {
-	struct uswap_options opt;
-	uint64_t n = 16 * MB / T_PAGE, part = 2 * MB / T_PAGE, p, faults, fp;
-	uint64_t major;
-	struct uswap_runtime *rt;
+	uint64_t n = 16 * MB / T_PAGE, part = 2 * MB / T_PAGE, p, faults;
+	uint64_t major, fp = folio / T_PAGE;
 	char *base;
+	struct uswap_runtime *rt = setup(folio, NULL, n, &base);
 
-	uswap_options_init(&opt);
-	opt.max = 8 * MB;
-	opt.folio_size = folio;
-	fp = folio / T_PAGE;
-	rt = t_runtime(&opt);
-	if (uswap_region_create(rt, n * T_PAGE, (void **)&base))
-		t_fail("uswap_region_create");
-	for (p = 0; p < n; p++)
-		t_fill(base + p * T_PAGE, p, 1);
 	for (p = 0; p < part; p++)
 		if (t_check(base + p * T_PAGE, p, 1))
 			t_fail("write-around: page %llu wrong read back",
