@@ -26,14 +26,15 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 from . import parse, probe, tables
 from .configs import PRESETS, WORKLOADS, ConfigSet, is_redis
 from .machine import Machine, SetupError, sync_drop_caches
 from .parse import POOL_COLUMNS, RUNS_COLUMNS, UswapStats, tsv_line
-from .util import (ROOT, Fatal, Interrupted, block_signals, loadavg1, raise_on_signals, remove,
-                   require_root, say, to_bytes, uninterrupted, words)
+from .util import (ROOT, Fatal, Interrupted, block_signals, loadavg1, raise_on_signals,
+                   read_first_line, remove, require_root, say, to_bytes, uninterrupted, words)
 from .workload import Workloads, children_cpu, dev_path, exit_status, start, uswap_argv
 
 PROG = "bench/compare"
@@ -454,6 +455,31 @@ def binary_of(o, c):
 
 # ---------------------------------------------------------------- runs
 
+class PoolSampler:
+    """The peak of the kernel's pool (zswap or zram) while a run lasts,
+    read every 100 ms on a thread of its own; zram's own peak
+    (mem_used_max) too at the end."""
+
+    def __init__(self, m):
+        self.m, self.peak, self.done = m, 0, threading.Event()
+        self.thread = threading.Thread(target=self.loop, daemon=True)
+        self.thread.start()
+
+    def loop(self):
+        while not self.done.is_set():
+            self.peak = max(self.peak, self.m.pool_now())
+            self.done.wait(0.1)
+
+    def stop(self):
+        self.done.set()
+        self.thread.join()
+        if self.m.zram_id is not None:
+            f = read_first_line(f"/sys/block/zram{self.m.zram_id}/mm_stat").split()
+            if len(f) > 4 and f[4].isdigit():
+                self.peak = max(self.peak, int(f[4]))
+        return self.peak
+
+
 class Runner:
     """The rounds and the compression phase of one invocation."""
 
@@ -550,6 +576,10 @@ class Runner:
                 r[k] = r[f"k_{k}"]
         if c.is_kernel:
             r["peak"], oom = self.kernel_after(log)
+            # Its total: the cgroup's peak, and the peak of a pool the
+            # cgroup is not charged for (sampled into "total").
+            pool = r["total"] if r["total"] != "-" else 0
+            r["total"] = int(r["peak"]) + int(pool) if str(r["peak"]).isdigit() else "-"
             return oom, ""
         if c.kind == "uswap" and os.access(binary_of(self.o, c), os.X_OK):
             s = UswapStats(f"{log}.stats.json")
@@ -558,6 +588,10 @@ class Runner:
             for k in OWN_COUNTERS:
                 r[k] = s.get(k)
             r["peak"], r["swaps"] = s.get("resident_peak"), s.swaps()
+            # Its total: the workload process's peak RSS (its resident
+            # pages, the pool, uswap's own), the kernel's figure for it.
+            rss = s.get("rss_peak_kib")
+            r["total"] = int(rss) * 1024 if rss.isdigit() else "-"
         return "0", ""
 
     def run_one(self, rnd, w, c):
@@ -587,7 +621,10 @@ class Runner:
             for ext in ("out", "err"):
                 open(f"{log}.{ext}", "w").close()
         else:
+            sampler = PoolSampler(self.m) if self.m.pool_uncharged(c.kind) else None
             rc, r["cpu_tree"] = self.execute(cmd, log, r)
+            if sampler:
+                r["total"] = sampler.stop()
         if o.perf and os.path.exists(f"{log}.perf.data") and \
                 os.path.getsize(f"{log}.perf.data") > 0:
             self.perf_report(log)

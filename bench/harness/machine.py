@@ -175,6 +175,21 @@ class Machine:
         v = read_first_line(f"{self.cg}/{f}", None)
         return v if v else "0"
 
+    def pool_now(self):
+        """The kernel pool's memory now, in bytes: the zram device's
+        (mem_used_total of mm_stat) when one is set up, else zswap's
+        (pool_total_size; /proc/meminfo's Zswap without debugfs)."""
+        if self.zram_id is not None:
+            f = read_first_line(f"/sys/block/zram{self.zram_id}/mm_stat", "").split()
+            return int(f[2]) if len(f) > 2 else 0
+        v = self.kzswap_pool()[1]
+        return int(v) if v.isdigit() else 0
+
+    def pool_uncharged(self, kind):
+        """Is a kind of run's pool outside its cgroup's figures?  zram
+        always; zswap on cgroup v1 (v2 charges it to the cgroup)."""
+        return kind == "zram" or (kind == "kzswap" and self.cg_ver == 1)
+
     def cg_oom_kills(self):
         """The cgroup's OOM kills (oom_kill in memory.oom_control or
         memory.events), as a string."""

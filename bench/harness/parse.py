@@ -98,13 +98,14 @@ def load_json(path):
 # counters (the kernel's /proc/vmstat deltas for kernel runs, uswap's --stats
 # for uswap's); 21-28 the kernel's /proc/vmstat deltas for every run; 30
 # uswap's devices (UswapStats.swaps); 31-36 the workload's accesses per
-# second and latency (µs); 37-38 the machine's IPIs during the run.
+# second and latency (µs); 37-38 the machine's IPIs during the run; 39 the
+# run's total memory in bytes (Run.own_counters).
 RUNS_COLUMNS = (
     "round", "workload", "config", "status", "mbps", "secs", "bytes", "cpu_user", "cpu_sys",
     "cpu_tree", "load1", "busy", "pswpin", "pswpout", "pgmajfault", "zswpin", "zswpout",
     "zswpwb", "thp_swpout", "peak", "k_pswpin", "k_pswpout", "k_pgmajfault", "k_zswpin",
     "k_zswpout", "k_zswpwb", "k_thp_swpout", "k_thp_swpout_fallback", "note", "swaps", "aps",
-    "p50_us", "p90_us", "p99_us", "p999_us", "mean_us", "ipi_call", "ipi_resched")
+    "p50_us", "p90_us", "p99_us", "p999_us", "mean_us", "ipi_call", "ipi_resched", "total")
 
 POOL_COLUMNS = (
     "config", "stored_pages", "same_filled_pages", "pool_bytes", "compressed_bytes", "zswpout",

@@ -384,8 +384,8 @@ class Report:
                "not compress instead of writing them to the swap file, "
                "`--zswap-incompressible store`; and reclaiming at the limit as the cgroup does, "
                "`--high` equal to the budget; the default `uswap-lz4` charges its pool to the "
-               "budget, as cgroup v2 charges zswap, and starts reclaim at 90% of it). uswap's 4K folios run only the random "
-               "workload, its 2M folios only the sequential ones.")
+               "budget, as cgroup v2 charges zswap, and starts reclaim at 90% of it). uswap's 4K "
+               "folios (the default) run every workload, its 2M folios only the sequential ones.")
         self.w()
         self.config_notes(st)
         self.metric_table(
@@ -451,7 +451,11 @@ class Report:
                "its own `--stats` counters under the kernel's names. The kernel keeps zero "
                "pages out of its swap device and pool (since 6.12), so its `pswpout` and "
                "`zswpout` are about three quarters of uswap's for the same evictions. peak: "
-               "the cgroup's peak usage, or uswap's resident peak (its pool included).")
+               "the cgroup's peak usage, or uswap's resident peak (its pool included when "
+               "charged). total: each side's memory at its peak, so that a ratio never hides "
+               "a side that used more: the kernel's cgroup peak plus the peak of a pool the "
+               "cgroup is not charged for (zram; zswap on cgroup v1; sampled every 100 ms), "
+               "or the uswap process's peak RSS (its resident pages, its pool, uswap's own).")
         self.w()
         keys = ["pswpout", "pswpin", "zswpout", "zswpin", "zswpwb", "pgmajfault"]
         rows = []
@@ -463,10 +467,11 @@ class Report:
                 cells = [w, f"`{st.label(c)}`"]
                 for k in keys:
                     cells.append(fmt_count(median([num(r.get(k)) for r in ok])))
-                pk = median([num(r.get("peak")) for r in ok])
-                cells.append(f"{pk / 1048576:.0f}" if pk else "—")
+                for k in ("peak", "total"):
+                    v = median([num(r.get(k)) for r in ok])
+                    cells.append(f"{v / 1048576:.0f}" if v else "—")
                 rows.append(cells)
-        self.table(["workload", "configuration"] + keys + ["peak MiB"], rows)
+        self.table(["workload", "configuration"] + keys + ["peak MiB", "total MiB"], rows)
 
     def targets_section(self):
         st = self.steps.get("main")

@@ -128,7 +128,7 @@ def row(w, c, runs, table, swref, swtref, best):
     r.rref, r.r_r = c.ref_zram, pair(c.ref_zram)
     r.tref, r.r_t = swtref, pair(swtref)
     for k in ("pswpin", "pswpout", "pgmajfault", "zswpin", "zswpout", "zswpwb", "peak",
-              "aps", "p50_us", "p90_us", "p99_us", "p999_us"):
+              "total", "aps", "p50_us", "p90_us", "p99_us", "p999_us"):
         setattr(r, k, med(k))
     busy = [parse.num(x["busy"]) for x in ok]
     r.noisy = sum(1 for b in busy if b is not None and b >= 0.5)
@@ -503,14 +503,18 @@ def text(ctx, rows, devs, pools):
     if refs:
         out += ["", "references (x kernel zswap, x zram):"] + refs
     out.append("")
-    cnt = "%-15s %-24s %9s %9s %9s %9s %9s %9s %7s"
+    cnt = "%-15s %-24s %9s %9s %9s %9s %9s %9s %7s %7s"
+    out.append("peak: the cgroup's peak, or uswap's resident peak (MiB); total: the kernel's "
+               "cgroup peak plus the peak of a pool it is not charged for, or the uswap "
+               "process's peak RSS (MiB)")
     out.append(cnt % ("workload", "config", "zswpout", "zswpwb", "zswpin", "pswpout", "pswpin",
-                      "majflt", "peak"))
+                      "majflt", "peak", "total"))
     for r in rows:
         if r.n:
             out.append(cnt % (r.w, r.label, fmt(r.zswpout, "%.0f"), fmt(r.zswpwb, "%.0f"),
                               fmt(r.zswpin, "%.0f"), fmt(r.pswpout, "%.0f"), fmt(r.pswpin, "%.0f"),
-                              fmt(r.pgmajfault, "%.0f"), mib(r.peak).split(".")[0]))
+                              fmt(r.pgmajfault, "%.0f"), mib(r.peak).split(".")[0],
+                              mib(r.total).split(".")[0]))
     if devs:
         out += ["", "devices: uswap's --stats \"swaps\" rows, in the order given, median per run; "
                 "share: of the pswpout of all devices; spread: (max - min) / max of the devices' "
