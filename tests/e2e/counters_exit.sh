@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Weight: 20
+# Weight: 15
 # Timeout: 300
 # Every process's counters reach uswap run's --stats however it ends
 # (tests/e2e/counters_exit.c), and every pass of --max is counted:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Weight: 45
+# Weight: 110
 # Timeout: 1800
 # A jemalloc program forks after its heap was swapped out
 # (tests/e2e/jemalloc_fork.c): jemalloc preloaded, its extents managed
