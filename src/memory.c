@@ -501,21 +501,29 @@ static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
 }
 
 /*
- * A fault-around or write-around window at folio i of r: it doubles (up
- * to max folios) when i is where the last window ended (*next), halves
- * otherwise; no further than the region's end.  Returns it.
+ * A fault-around or write-around window after folio i of r: it doubles
+ * (up to max folios) when i is where the last window ended (*next),
+ * halves otherwise; no further than the region's end, and none over
+ * memory whose VMA flags have any of `avoid`.  Returns it.
  */
-static uint32_t adapt_window(const struct region *r, _Atomic uint32_t *next,
-			     _Atomic uint32_t *winp, uint32_t i, uint32_t max)
+static uint32_t adapt_window(struct uswap_runtime *rt, const struct region *r,
+			     _Atomic uint32_t *next, _Atomic uint32_t *winp,
+			     uint32_t i, uint32_t max, unsigned avoid)
 {
-	uint32_t win = atomic_load(winp);
+	uint32_t win = atomic_load(winp), page;
+	uintptr_t a;
+	size_t len;
 
 	if (i == atomic_load(next))
 		win = win ? MIN(2 * win, max) : 1;
 	else
 		win /= 2;
 	atomic_store(winp, win);
-	return MIN(win, r->nr_folios - 1 - i);
+	win = MIN(win, r->nr_folios - 1 - i);
+	folio_range(r, i, &a, &len, &page);
+	if (win && (vma_flags(&rt->vmas, a + len, a + len * (1 + win)) & avoid))
+		return 0;
+	return win;
 }
 
 /*
@@ -528,18 +536,14 @@ static uint32_t za_begin(struct fault_thread *ft, struct region *r,
 			 uint32_t i, uint32_t nr)
 {
 	struct uswap_runtime *rt = ft->rt;
-	uint32_t win, k, page, taken = 0;
-	uintptr_t a;
-	size_t len;
+	uint32_t win, k, taken = 0;
 
 	if (nr >= ZA_MAX_PAGES)
 		return 0;
-	win = adapt_window(r, &r->za_next, &r->za_win, i,
-			   ZA_MAX_PAGES / nr - 1);
-	folio_range(r, i, &a, &len, &page);
-	if (win && (vma_flags(&rt->vmas, a + len, a + len * (1 + win)) &
-		    (VMA_PROTECTED | VMA_LOCKED | VMA_ONFAULT | VMA_PINNED)))
-		win = 0;	/* locked on fault: only what is touched */
+	/* Locked on fault: only what is touched. */
+	win = adapt_window(rt, r, &r->za_next, &r->za_win, i,
+			   ZA_MAX_PAGES / nr - 1,
+			   VMA_PROTECTED | VMA_LOCKED | VMA_ONFAULT | VMA_PINNED);
 	for (k = 1; k <= win; k++) {
 		if (!take_ahead(rt, r, i + k, nr, FOLIO_NONE,
 				&ft->za_flags[taken]))
@@ -866,12 +870,8 @@ static uint32_t wa_take(struct uswap_runtime *rt, struct region *r,
 
 	if (nr >= WA_MAX_PAGES)
 		return 0;
-	win = adapt_window(r, &r->wa_next, &r->wa_win, i,
-			   WA_MAX_PAGES / nr - 1);
-	folio_range(r, i, &a, &len, &page);
-	if (win && (vma_flags(&rt->vmas, a + len, a + len * (1 + win)) &
-		    VMA_PROTECTED))
-		win = 0;
+	win = adapt_window(rt, r, &r->wa_next, &r->wa_win, i,
+			   WA_MAX_PAGES / nr - 1, VMA_PROTECTED);
 	for (k = 1; k <= win; k++) {
 		struct folio *g = &r->folios[i + k];
 		uint32_t gl = atomic_load(&g->flags);
