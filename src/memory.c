@@ -366,9 +366,10 @@ static void ra_begin(struct fault_thread *ft, struct region *r, uint32_t i,
 /*
  * With some of it in the pool: the faulting folio and its readahead each
  * read as a fault reads, from the pool where it holds them, runs of the
- * rest from the device (every page checked as it is read).  A readahead folio
- * of which a page came from the pool is installed dirty: the pool's copy
- * goes, as the faulting folio's does (*pooled).
+ * rest from the device (every page checked as it is read).  A readahead
+ * folio of which a page came from the pool is installed dirty: the pool's
+ * copy goes, as the faulting folio's does (*pooled).  When the folio
+ * cannot be read, neither is its readahead (given back).
  */
 static int ra_read_pooled(struct fault_thread *ft, uint32_t nr, int *ra_err,
 			  unsigned *pooled)
@@ -381,8 +382,10 @@ static int ra_read_pooled(struct fault_thread *ft, uint32_t nr, int *ra_err,
 
 	err = swap_read_entries(rt, ft->zc, ft->io, ft->entries, nr, ft->buf,
 				pooled);
-	if (err)
+	if (err) {
+		*ra_err = err;
 		return err;
+	}
 	for (k = 0; k < ft->ra_pages; k++)
 		ents[k] = ft->ra_first + k;
 	*ra_err = swap_read_entries(rt, ft->zc, ft->io, ents, ft->ra_pages,
@@ -440,12 +443,12 @@ static int ra_read_with(struct fault_thread *ft, uint32_t nr, int *ra_err,
  * UFFDIO_COPY; the rest are given back.
  */
 static void ra_finish(struct fault_thread *ft, struct region *r, uint32_t i,
-		      uint32_t nr, int err, bool write)
+		      uint32_t nr, int err)
 {
 	struct uswap_runtime *rt = ft->rt;
 	struct swap_info *si = &rt->swap[swp_type(ft->ra_first)];
 	uint32_t k, ok = 0, done = 0, page;
-	uint32_t clean = ft->ra_pooled || write ? 0 : F_CLEAN;
+	uint32_t clean = ft->ra_pooled ? 0 : F_CLEAN;
 	uintptr_t a;
 	size_t len;
 
@@ -670,7 +673,7 @@ static int fault_in(struct fault_thread *ft, struct region *r, uint32_t i,
 			err = swap_read_entries(rt, ft->zc, ft->io, ft->entries,
 						nr, ft->buf, &pooled);
 		pthread_rwlock_rdlock(&rt->op_lock);
-		ra_finish(ft, r, i, nr, ra_err, write);
+		ra_finish(ft, r, i, nr, ra_err);
 		if (err && read_error_transient(err)) {
 			/* The data is still in its slots: fault again. */
 			count_event(rt, USWAP_SWAP_IO_ERROR, 1);
