@@ -127,6 +127,7 @@ static struct memcg *memcg_map(size_t len, char *name, size_t name_len,
 		prim_close(fd);
 		return NULL;
 	}
+	prim_dontdump(p, len);
 	*fdp = fd_install(fd, FD_BUDGET);
 	return p;
 }
@@ -232,6 +233,7 @@ static int memcg_join(struct uswap_runtime *rt, int fd)
 		prim_munmap(mc, (size_t)st.st_size);
 		return -EINVAL;
 	}
+	prim_dontdump(mc, (size_t)st.st_size);
 	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
 		unsigned live = MEMBER_LIVE;
 

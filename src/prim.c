@@ -873,14 +873,34 @@ void prim_free_stack(void *stack, size_t len)
 /*
  * Memory shared with every process forked from this one (the slot maps,
  * the budget): it stays shared across fork, where prim_alloc's is copied.
+ * Never in the program's core dump (prim_dontdump).
  */
 void *prim_alloc_shared(size_t len)
 {
-	void *p = sys_mmap(NULL, (len + PAGE_SIZE - 1) & PAGE_MASK,
-			   PROT_READ | PROT_WRITE,
-			   MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p;
 
-	return p == MAP_FAILED ? NULL : p;
+	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+	p = sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	prim_dontdump(p, len);
+	return p;
+}
+
+/*
+ * Keep shared memory of uswap's out of the program's core dumps.  The
+ * kernel dumps shared mappings page by page, and for a page never
+ * touched it allocates one: a slot map sized for a large device (1 GiB of
+ * address space, a few pages used) turned a 32 MiB program's core into
+ * 1.3 GB written, and as much memory taken, as it crashed.  Private
+ * memory (never-touched pages are holes in the core) stays in the dump,
+ * for whoever debugs uswap itself.
+ */
+void prim_dontdump(void *addr, size_t len)
+{
+	(void)prim_madvise(addr, len, MADV_DONTDUMP);
 }
 
 /*

@@ -38,6 +38,7 @@ int prim_munmap(void *addr, size_t len);
 void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,
 		  void *new_addr);
 int prim_madvise(void *addr, size_t len, int advice);
+void prim_dontdump(void *addr, size_t len);
 /* Zap many ranges at once (process_madvise, else one madvise each). */
 int prim_zap_ranges(const struct iovec *iov, size_t n);
 /* The same, each range's 0 or -errno in errs[], every range tried. */

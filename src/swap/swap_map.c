@@ -187,6 +187,7 @@ int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 	if (p == MAP_FAILED)
 		return -errno;
 	si->swap_map = p;
+	prim_dontdump(p, si->nr_slots);
 	p = prim_mmap(NULL, (size_t)si->nr_clusters * sizeof(*si->clusters), prot,
 		 flags, -1, 0);
 	if (p == MAP_FAILED) {
@@ -194,6 +195,7 @@ int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 		goto err_unmap_map;
 	}
 	si->clusters = p;
+	prim_dontdump(p, (size_t)si->nr_clusters * sizeof(*si->clusters));
 	err = prim_shared_mutex_init(&si->lock);
 	if (err)
 		goto err_unmap_clusters;
