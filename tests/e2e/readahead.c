@@ -5,12 +5,14 @@
  * window grows: swap_ra and swap_ra_hit count), then read at random and
  * written again (the window shrinks); every byte is checked at every
  * step, for 4K and 16K folios, without and with a compressed pool (whose
- * pages are read ahead too).  Then write-around: pages read back clean
+ * pages are read ahead too).  The region is 64 MiB, or the MiB given
+ * (readahead 24: the sanitizer builds, where every access costs more).  Then write-around: pages read back clean
  * and written in order take a write-protect fault per window, not per
  * folio; the folios a window took that the program did not write keep
  * what they held through their next eviction.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -39,9 +41,9 @@ static struct uswap_runtime *setup(uint64_t folio, const char *pool,
 	return rt;
 }
 
-static void run(uint64_t folio, const char *pool)
+static void run(uint64_t folio, const char *pool, uint64_t size)
 {
-	uint64_t v[USWAP_NR_COUNTERS], p, n = 64 * MB / T_PAGE, s = 5, k;
+	uint64_t v[USWAP_NR_COUNTERS], p, n = size / T_PAGE, s = 5, k;
 	char *base;
 	struct uswap_runtime *rt = setup(folio, pool, n, &base);
 
@@ -141,12 +143,16 @@ static void write_around(uint64_t folio)
 	uswap_runtime_destroy(rt);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	run(4096, NULL);
-	run(16384, NULL);
-	run(4096, "lz4");
-	run(16384, "lz4");
+	uint64_t size = (argc > 1 ? strtoull(argv[1], NULL, 0) : 64) * MB;
+
+	if (size < 16 * MB)
+		t_fail("usage: readahead [MiB, at least 16]");
+	run(4096, NULL, size);
+	run(16384, NULL, size);
+	run(4096, "lz4", size);
+	run(16384, "lz4", size);
 	write_around(4096);
 	write_around(16384);
 	return T_PASS;

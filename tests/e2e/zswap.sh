@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Weight: 35
 # The compressed tier end to end, under `uswap run --max 64M --zswap ...`:
-# a program maps 512 MiB, writes and verifies it from two threads (mixed
+# a program maps 256 MiB (four times the budget), writes and verifies it from two threads (mixed
 # data: random, small numbers, repeated records, nearly zero pages).
 #  - every compressor, both unit modes, folios 4K / 64K / 2M: zswpout and
 #    zswpin non-zero, the budget's charge (resident + pool) within --max
@@ -49,16 +49,16 @@ PY
 charge='v["resident_peak"] <= (64 if v["max_overrun"] == 0 else 66) * MiB'
 budget="$charge and rss <= (64 + 10) * 1024"
 budget2m="$charge and rss <= (64 + 18) * 1024"
-run "lz4 folio 4K" "$budget" --max 64M --folio 4K --zswap lz4 -- --size 512M --threads 2 --ops 6000
-run "lz4 folio 64K" "$budget" --max 64M --folio 64K --zswap lz4 -- --size 512M --threads 2 --ops 6000
-run "lz4 folio 2M" "$budget2m" --max 64M --folio 2M --zswap lz4 -- --size 512M --threads 2 --ops 800
+run "lz4 folio 4K" "$budget" --max 64M --folio 4K --zswap lz4 -- --size 256M --threads 2 --ops 6000
+run "lz4 folio 64K" "$budget" --max 64M --folio 64K --zswap lz4 -- --size 256M --threads 2 --ops 6000
+run "lz4 folio 2M" "$budget2m" --max 64M --folio 2M --zswap lz4 -- --size 256M --threads 2 --ops 800
 run "lz4 64K page unit" "$budget and v['mthp_64kB_zswpout'] > 0" \
-	--max 64M --folio 64K --zswap lz4 --zswap-unit page -- --size 512M --threads 2 --ops 6000
-run "zstd:3 64K" "$budget" --max 64M --folio 64K --zswap zstd:3 -- --size 512M --threads 2 --ops 6000
+	--max 64M --folio 64K --zswap lz4 --zswap-unit page -- --size 256M --threads 2 --ops 6000
+run "zstd:3 64K" "$budget" --max 64M --folio 64K --zswap zstd:3 -- --size 256M --threads 2 --ops 6000
 run "deflate 2M page unit" "$budget2m" --max 64M --folio 2M --zswap deflate --zswap-unit page -- \
-	--size 512M --threads 2 --ops 800
+	--size 256M --threads 2 --ops 800
 run "small pool writes back" 'v["zswap_reject_pool_limit"] > 0 and v["zswpwb"] > 0 and v["pswpout"] > 0' \
-	--max 64M --zswap lz4 --zswap-max 5 -- --size 512M --threads 2 --ops 6000
+	--max 64M --zswap lz4 --zswap-max 5 -- --size 256M --threads 2 --ops 6000
 run "swap none" 'v["pswpout"] == 0 and v["pswpin"] == 0' \
 	--max 64M --zswap lz4 --zswap-max 60 --swap none -- --size 128M --threads 2 --ops 6000
 run "pool and swap file full" 'v["max_overrun"] > 0' \
