@@ -58,9 +58,10 @@ struct uswap_options {
 	uint64_t max;		/* hard limit on resident managed bytes; default:
 				   half of MemAvailable at start */
 	uint64_t high;		/* background reclaim starts above this; default:
-				   90% of max; must not exceed max */
-	uint64_t folio_size;	/* unit of fault-in and reclaim: 4K, 16K, 64K
-				   (default) or 2M */
+				   97% of max (max less 1/32); must not
+				   exceed max */
+	uint64_t folio_size;	/* unit of fault-in and reclaim: 4K (default),
+				   16K, 64K or 2M */
 	uint64_t min_region;	/* preload only: smallest anonymous private mmap
 				   that is managed; default 1 MiB */
 	uint64_t swap_size;	/* size cap of a swap file; default (0): none,

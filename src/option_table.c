@@ -201,7 +201,7 @@ const struct option option_table[] = {
 {
 	.d = { .name = "high", .env = "USWAP_HIGH", .metavar = "SIZE",
 	       .help = "background reclaim starts above this; from one folio to --max",
-	       .default_text = "90% of --max, rounded down to the folio size" },
+	       .default_text = "97% of --max (--max less 1/32 of it), rounded down to the folio size" },
 	.kind = OPTION_SIZE, OPTION_FIELD(high), .min = SZ_4K,
 },
 {

@@ -15,6 +15,7 @@
 
 #define OPTIONS_FOLIO_DEFAULT		(4ull << 10)
 #define OPTIONS_MIN_REGION_DEFAULT	(1ull << 20)
+#define OPTIONS_HIGH_HEADROOM		32u	/* default high: max less max/32 */
 #define OPTIONS_FAULT_THREADS_DEFAULT	2u
 #define OPTIONS_FAULT_THREADS_MAX	64u
 #define OPTIONS_ZSWAP_DEFAULT		"off"
@@ -83,12 +84,12 @@ extern const unsigned nr_options;
 /*
  * Fill every zero field of *opt with its documented default, then check the
  * whole with uswap_options_check():
- *   folio_size	64K;  min_region 1M;  fault_threads 2;
+ *   folio_size	4K;  min_region 1M;  fault_threads 2;
  *   zswap	off;  zswap_max_pct 20;  zswap_accept_pct 90;  zswap_unit folio;
  *   zswap_threads	online CPUs - 1, at least 1, at most 16;
  *   swap_dir	$TMPDIR if set and not empty, else /tmp;
  *   max	half of MemAvailable (/proc/meminfo), rounded down to the folio;
- *   high	90% of max, rounded down to the folio;
+ *   high	max less 1/32 of it (97%), rounded down to the folio;
  *   swap_size	left 0: no cap; a swap file without a size grows on demand
  *		while its file system keeps as much free space as it holds
  *		(swap_file.c); -ENOSPC when swap_dir has less than 4M free.

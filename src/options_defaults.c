@@ -282,8 +282,8 @@ int options_apply_defaults(struct uswap_options *opt, char *err,
 		}
 	}
 	if (!o.high)
-		o.high = (o.max / 10 * 9 + o.max % 10 * 9 / 10) / o.folio_size *
-			 o.folio_size;
+		o.high = (o.max - o.max / OPTIONS_HIGH_HEADROOM) /
+			 o.folio_size * o.folio_size;
 	ret = uswap_options_check(&o, err, errlen);
 	if (ret)
 		return ret;

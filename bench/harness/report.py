@@ -384,7 +384,7 @@ class Report:
                "not compress instead of writing them to the swap file, "
                "`--zswap-incompressible store`; and reclaiming at the limit as the cgroup does, "
                "`--high` equal to the budget; the default `uswap-lz4` charges its pool to the "
-               "budget, as cgroup v2 charges zswap, and starts reclaim at 90% of it). uswap's 4K "
+               "budget, as cgroup v2 charges zswap, and starts reclaim at 97% of it). uswap's 4K "
                "folios (the default) run every workload, its 2M folios only the sequential ones.")
         self.w()
         self.config_notes(st)

@@ -488,7 +488,7 @@ static void mode_populate(void)
 }
 
 /*
- * cold, pageout: under a 16 MiB budget (high 90%), 14 MiB written, the
+ * cold, pageout: under a 16 MiB budget (high 97%), 14 MiB written, the
  * hint given on [8M, 12M), then 4 MiB more: reclaim evicts a few MiB,
  * less than the 8 MiB older than the hinted range.
  */

@@ -537,7 +537,7 @@ static void test_defaults(void)
 	if (o.max % o.folio_size || !near(o.max, avail / 2, avail / 8 + 64 * M))
 		t_fail("max %llu, MemAvailable %llu",
 		       (unsigned long long)o.max, (unsigned long long)avail);
-	want = o.max / 10 * 9 + o.max % 10 * 9 / 10;
+	want = o.max - o.max / 32;
 	if (o.high % o.folio_size || o.high > want || want - o.high >= o.folio_size)
 		t_fail("high %llu for max %llu", (unsigned long long)o.high,
 		       (unsigned long long)o.max);
@@ -549,16 +549,17 @@ static void test_defaults(void)
 	in.max = 64 * M;
 	in.folio_size = 4 * K;
 	o = defaults_ok(&in);
-	if (o.max != 64 * M || o.folio_size != 4 * K ||
-	    o.high != (64 * M * 9 / 10) / (4 * K) * (4 * K))
+	if (o.max != 64 * M || o.folio_size != 4 * K || o.high != 62 * M)
 		t_fail("max 64M folio 4K: high %llu", (unsigned long long)o.high);
+	in.max = 63 * M;
 	in.folio_size = 64 * K;
 	o = defaults_ok(&in);
-	if (o.high != 60358656)		/* 57.6M down to 64K: 921 folios */
-		t_fail("max 64M folio 64K: high %llu", (unsigned long long)o.high);
+	if (o.high != 63963136)		/* 61.03M down to 64K: 976 folios */
+		t_fail("max 63M folio 64K: high %llu", (unsigned long long)o.high);
+	in.max = 64 * M;
 	in.folio_size = 0;		/* the default, 4K */
 	o = defaults_ok(&in);
-	if (o.high != 60395520)		/* 57.6M down to 4K: 14745 folios */
+	if (o.high != 62 * M)
 		t_fail("max 64M, the default folio: high %llu",
 		       (unsigned long long)o.high);
 	in.max = 1 * G;
