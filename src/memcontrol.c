@@ -122,12 +122,11 @@ static struct memcg *memcg_map(size_t len, char *name, size_t name_len,
 		prim_close(fd);
 		return NULL;
 	}
-	p = prim_mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	p = prim_map_own(len, MAP_SHARED, fd);
 	if (p == MAP_FAILED) {
 		prim_close(fd);
 		return NULL;
 	}
-	prim_dontdump(p, len);
 	*fdp = fd_install(fd, FD_BUDGET);
 	return p;
 }
@@ -225,15 +224,13 @@ static int memcg_join(struct uswap_runtime *rt, int fd)
 		return err;
 	if ((size_t)st.st_size < sizeof(*mc))
 		return -EINVAL;
-	mc = prim_mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, fd, 0);
+	mc = prim_map_own((size_t)st.st_size, MAP_SHARED, fd);
 	if (mc == MAP_FAILED)
 		return -errno;
 	if (mc->magic != MEMCG_MAGIC || mc->map_len != (size_t)st.st_size) {
 		prim_munmap(mc, (size_t)st.st_size);
 		return -EINVAL;
 	}
-	prim_dontdump(mc, (size_t)st.st_size);
 	for (m = 0; m < TREE_MAX_MEMBERS; m++) {
 		unsigned live = MEMBER_LIVE;
 

@@ -221,6 +221,49 @@ EXPORT int uswap_munlock(struct uswap_runtime *rt, const void *addr, size_t len)
 	return prim_libc_result(err);
 }
 
+/* mlock2 [s, e) but uswap's own mappings, errors ignored (below). */
+static void lock_but_own(uintptr_t s, uintptr_t e, void *arg)
+{
+	uintptr_t os, oe;
+
+	(void)arg;
+	while (s < e) {
+		if (!prim_own_next(s, e, &os, &oe)) {
+			(void)prim_mlock2((void *)s, e - s, 0);
+			return;
+		}
+		if (os > s)
+			(void)prim_mlock2((void *)s, os - s, 0);
+		s = oe;
+	}
+}
+
+/*
+ * The kernel's part of mlockall(MCL_CURRENT ...), without uswap's own
+ * memory (prim_map_own: slot maps sized for the largest device, the
+ * pool's tables; the kernel would bring in every page of them).  The
+ * kernel locks every mapping on fault, which brings nothing in; uswap's
+ * own are unlocked again; unless the program asked for MCL_ONFAULT, the
+ * rest is then locked in full, mapping by mapping (mlock2, which brings
+ * it in: a managed region through the fault threads), and MCL_FUTURE set
+ * last as the program gave it.  What cannot be brought in (PROT_NONE,
+ * I/O memory) is passed over, as the kernel's own mlockall passes it.
+ */
+static int mlockall_current(int flags)
+{
+	int err = prim_mlockall(flags | MCL_ONFAULT);
+
+	if (err)
+		return err;
+	prim_own_munlock();
+	if (flags & MCL_ONFAULT)
+		return 0;
+	err = prim_maps_each(lock_but_own, NULL);
+	if (!err && (flags & MCL_FUTURE))
+		err = prim_mlockall(MCL_FUTURE);
+	return err;
+}
+
 EXPORT int uswap_mlockall(struct uswap_runtime *rt, int flags)
 {
 	bool fresh = true, current = flags & MCL_CURRENT;
@@ -241,9 +284,12 @@ EXPORT int uswap_mlockall(struct uswap_runtime *rt, int flags)
 				   VMA_LOCK_ONFAULT : VMA_LOCK_ALL);
 		settle_done(rt);
 	}
+	/* Before the kernel's: uswap's new mappings must not be locked. */
+	prim_own_future(flags & MCL_FUTURE);
 	if (!err)
-		err = prim_mlockall(flags);
+		err = current ? mlockall_current(flags) : prim_mlockall(flags);
 	if (err) {
+		prim_own_future(rt->mcl);
 		if (current && fresh)
 			unlock_range(rt, 0, UINTPTR_MAX);
 		errno = -err;
@@ -266,6 +312,7 @@ EXPORT int uswap_munlockall(struct uswap_runtime *rt)
 		return prim_libc_result(prim_munlockall());
 	err = prim_munlockall();
 	if (!err) {
+		prim_own_future(false);
 		settle_range(rt, 0, UINTPTR_MAX);
 		rt->mcl = 0;
 		lock_regions(rt, 0, UINTPTR_MAX, 0);
@@ -461,6 +508,7 @@ void mlock_forget(struct uswap_runtime *rt, uintptr_t start, uintptr_t end)
  */
 void mlock_fork_child(struct uswap_runtime *rt)
 {
+	prim_own_future(false);
 	rt->mcl = 0;
 	rt->nr_pins = 0;
 	vma_clear_locks(&rt->vmas);

@@ -545,8 +545,11 @@ void *prim_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 	return sys_mmap(addr, len, prot, flags, fd, off);
 }
 
+static void own_del(void *p, size_t len);
+
 int prim_munmap(void *addr, size_t len)
 {
+	own_del(addr, len);
 #ifdef USWAP_TSAN
 	return munmap(addr, len) < 0 ? -errno : 0;
 #else
@@ -803,11 +806,149 @@ ssize_t prim_read_pinned(void *buf, uintptr_t addr, size_t len)
 	return r < 0 ? -errno : r;
 }
 
+/* --- uswap's own memory --- */
+
+/*
+ * uswap's own large mappings (OWN_MIN bytes and more: slot maps,
+ * checksums and seals, the pool's arena and tables, the slab, page-state
+ * tables), so that a program's mlockall() locks and brings in the
+ * program's memory and not these (mlock.c).  A slot map is sized for the
+ * largest device (a growing swap file: half its file system), a gigabyte
+ * or more of address space of which a few pages are used: the kernel's
+ * MCL_CURRENT brought 1.2 GB of it in for a program of 16 MiB.
+ *
+ * Lock-free (a fork may come at any time): an entry is claimed by
+ * compare-and-swap of its start and given back by clearing it; a reader
+ * that sees one half made or half gone at most leaves a range locked
+ * that need not be.
+ */
+#define OWN_MIN		(1ul << 20)
+#define OWN_MAX		512
+
+static struct own_range {
+	_Atomic uintptr_t start, end;
+} own[OWN_MAX];
+/* MCL_FUTURE in force: the kernel would lock, and bring in, a new mapping. */
+static atomic_bool own_future;
+
+static void own_add(void *p, size_t len)
+{
+	unsigned k;
+
+	if (len < OWN_MIN)
+		return;
+	for (k = 0; k < OWN_MAX; k++) {
+		uintptr_t none = 0;
+
+		if (atomic_compare_exchange_strong(&own[k].start, &none,
+						   (uintptr_t)p)) {
+			atomic_store(&own[k].end, (uintptr_t)p + len);
+			return;
+		}
+	}
+	/* Full: this one is the program's to mlockall, as before. */
+}
+
+/* Forget the own mappings that start in [p, p+len): being unmapped. */
+static void own_del(void *p, size_t len)
+{
+	uintptr_t s = (uintptr_t)p, e = s + len;
+	unsigned k;
+
+	if (len < OWN_MIN)
+		return;
+	for (k = 0; k < OWN_MAX; k++) {
+		uintptr_t a = atomic_load(&own[k].start);
+
+		if (a >= s && a < e) {
+			atomic_store(&own[k].end, 0);
+			atomic_store(&own[k].start, 0);
+		}
+	}
+}
+
+void prim_own_future(bool on)
+{
+	atomic_store(&own_future, on);
+}
+
+/*
+ * The first own range that ends after addr and starts before end, into
+ * *s and *e: false when there is none.
+ */
+bool prim_own_next(uintptr_t addr, uintptr_t end, uintptr_t *s, uintptr_t *e)
+{
+	uintptr_t best = UINTPTR_MAX, best_end = 0;
+	unsigned k;
+
+	for (k = 0; k < OWN_MAX; k++) {
+		uintptr_t a = atomic_load(&own[k].start);
+		uintptr_t b = atomic_load(&own[k].end);
+
+		if (a && b > addr && a < end && a < best) {
+			best = a;
+			best_end = b;
+		}
+	}
+	if (!best_end)
+		return false;
+	*s = best;
+	*e = best_end;
+	return true;
+}
+
+/* Unlock every own mapping (after the kernel's mlockall locked them). */
+void prim_own_munlock(void)
+{
+	unsigned k;
+
+	for (k = 0; k < OWN_MAX; k++) {
+		uintptr_t a = atomic_load(&own[k].start);
+		uintptr_t b = atomic_load(&own[k].end);
+
+		if (a && b > a)
+			(void)prim_munlock((void *)a, b - a);
+	}
+}
+
+/*
+ * A mapping of uswap's own, read-write: flags MAP_PRIVATE or MAP_SHARED
+ * with MAP_ANONYMOUS, or a file's.  Kept out of the program's core dumps
+ * when shared (prim_dontdump) and out of its mlockall (above): under
+ * MCL_FUTURE it is made PROT_NONE (which the kernel locks but cannot
+ * bring in), unlocked, then opened.  MAP_FAILED with errno on failure.
+ */
+void *prim_map_own(size_t len, int flags, int fd)
+{
+	const int rw = PROT_READ | PROT_WRITE;
+	bool future = atomic_load(&own_future);
+	void *p;
+
+	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
+	p = sys_mmap(NULL, len, future ? PROT_NONE : rw, flags, fd, 0);
+	if (p == MAP_FAILED)
+		return p;
+	if (future) {
+		int err = prim_munlock(p, len);
+
+		if (!err)
+			err = prim_mprotect(p, len, rw, -1);
+		if (err) {
+			prim_munmap(p, len);
+			errno = -err;
+			return MAP_FAILED;
+		}
+	}
+	if (flags & MAP_SHARED)
+		prim_dontdump(p, len);
+	own_add(p, len);
+	return p;
+}
+
 void *prim_alloc(size_t len)
 {
-	void *p = sys_mmap(NULL, (len + PAGE_SIZE - 1) & PAGE_MASK,
-			   PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = prim_map_own(len, MAP_PRIVATE | MAP_ANONYMOUS |
+				    MAP_NORESERVE, -1);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -873,20 +1014,14 @@ void prim_free_stack(void *stack, size_t len)
 /*
  * Memory shared with every process forked from this one (the slot maps,
  * the budget): it stays shared across fork, where prim_alloc's is copied.
- * Never in the program's core dump (prim_dontdump).
+ * Never in the program's core dump (prim_map_own).
  */
 void *prim_alloc_shared(size_t len)
 {
-	void *p;
+	void *p = prim_map_own(len, MAP_SHARED | MAP_ANONYMOUS |
+				    MAP_NORESERVE, -1);
 
-	len = (len + PAGE_SIZE - 1) & PAGE_MASK;
-	p = sys_mmap(NULL, len, PROT_READ | PROT_WRITE,
-		     MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (p == MAP_FAILED)
-		return NULL;
-	prim_dontdump(p, len);
-	return p;
+	return p == MAP_FAILED ? NULL : p;
 }
 
 /*
@@ -1239,6 +1374,43 @@ ssize_t prim_read_file(const char *path, char *buf, size_t len)
 	if (n >= 0)
 		buf[n] = 0;
 	return n;
+}
+
+/*
+ * Each mapping of /proc/self/maps, in address order: fn(start, end, arg).
+ * The file is read a page at a time, so the mappings may change as it is
+ * read (the kernel goes on from the last address it gave).  0 or -errno.
+ */
+int prim_maps_each(void (*fn)(uintptr_t start, uintptr_t end, void *arg),
+		   void *arg)
+{
+	char buf[4096];
+	size_t have = 0;
+	ssize_t n;
+	int fd = prim_open("/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+
+	if (fd < 0)
+		return fd;
+	while ((n = prim_read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+		char *s = buf, *nl;
+
+		have += (size_t)n;
+		buf[have] = 0;
+		while ((nl = strchr(s, '\n'))) {
+			char *dash;
+			uintptr_t start = strtoull(s, &dash, 16);
+
+			if (*dash == '-')
+				fn(start, strtoull(dash + 1, NULL, 16), arg);
+			s = nl + 1;
+		}
+		have = strlen(s);
+		memmove(buf, s, have);
+		if (have == sizeof(buf) - 1)
+			have = 0;	/* no line is this long */
+	}
+	prim_close(fd);
+	return n < 0 ? (int)n : 0;
 }
 
 /* --- processes and threads --- */

@@ -39,6 +39,13 @@ void *prim_mremap(void *old, size_t old_len, size_t new_len, int flags,
 		  void *new_addr);
 int prim_madvise(void *addr, size_t len, int advice);
 void prim_dontdump(void *addr, size_t len);
+/* uswap's own memory, kept out of core dumps and mlockall (prim.c). */
+void *prim_map_own(size_t len, int flags, int fd);
+void prim_own_future(bool on);
+bool prim_own_next(uintptr_t addr, uintptr_t end, uintptr_t *s, uintptr_t *e);
+void prim_own_munlock(void);
+int prim_maps_each(void (*fn)(uintptr_t start, uintptr_t end, void *arg),
+		   void *arg);
 /* Zap many ranges at once (process_madvise, else one madvise each). */
 int prim_zap_ranges(const struct iovec *iov, size_t n);
 /* The same, each range's 0 or -errno in errs[], every range tried. */

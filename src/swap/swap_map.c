@@ -163,7 +163,6 @@ uint32_t swap_peak_inuse_slots(struct swap_info *si)
  */
 int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 {
-	const int prot = PROT_READ | PROT_WRITE;
 	const int flags = MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE;
 	uint64_t nr_clusters = size_bytes / SWAP_CLUSTER_BYTES;
 	uint32_t i;
@@ -183,19 +182,17 @@ int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes)
 	si->prio = -2;
 	si->node = -1;
 
-	p = prim_mmap(NULL, si->nr_slots, prot, flags, -1, 0);
+	p = prim_map_own(si->nr_slots, flags, -1);
 	if (p == MAP_FAILED)
 		return -errno;
 	si->swap_map = p;
-	prim_dontdump(p, si->nr_slots);
-	p = prim_mmap(NULL, (size_t)si->nr_clusters * sizeof(*si->clusters), prot,
-		 flags, -1, 0);
+	p = prim_map_own((size_t)si->nr_clusters * sizeof(*si->clusters),
+			 flags, -1);
 	if (p == MAP_FAILED) {
 		err = -errno;
 		goto err_unmap_map;
 	}
 	si->clusters = p;
-	prim_dontdump(p, (size_t)si->nr_clusters * sizeof(*si->clusters));
 	err = prim_shared_mutex_init(&si->lock);
 	if (err)
 		goto err_unmap_clusters;

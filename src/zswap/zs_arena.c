@@ -322,9 +322,8 @@ int arena_init(struct zs_arena *arena, uint64_t max_pages,
 	arena->nr_pages = (uint32_t)((2 * max_pages + ZS_MAX_SPAN_PAGES - 1) &
 				     ~(uint64_t)(ZS_MAX_SPAN_PAGES - 1));
 	len = (size_t)arena->nr_pages * PAGE_SIZE;
-	arena->base = prim_mmap(NULL, len, PROT_READ | PROT_WRITE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-				-1, 0);
+	arena->base = prim_map_own(len, MAP_PRIVATE | MAP_ANONYMOUS |
+					MAP_NORESERVE, -1);
 	if (arena->base == MAP_FAILED)
 		return -ENOMEM;
 	/* Page-granular accounting: no transparent huge pages. */

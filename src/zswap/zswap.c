@@ -619,16 +619,15 @@ int zswap_create(struct zswap **zsp, const struct zswap_params *p,
 
 	/* One entry per slot at most; both tables touched only where used. */
 	zs->ent_len = (slots + 1) * sizeof(*zs->ent);
-	zs->ent = prim_mmap(NULL, zs->ent_len, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	zs->ent = prim_map_own(zs->ent_len, MAP_PRIVATE | MAP_ANONYMOUS |
+					   MAP_NORESERVE, -1);
 	if (zs->ent == MAP_FAILED)
 		goto err_destroy;
 	for (k = 0; k < nr_devs; k++) {
 		zs->slot_ent_len[k] = (size_t)devs[k]->nr_slots * sizeof(uint32_t);
-		zs->slot_ent[k] = prim_mmap(NULL, zs->slot_ent_len[k],
-					    PROT_READ | PROT_WRITE,
-					    MAP_PRIVATE | MAP_ANONYMOUS |
-					    MAP_NORESERVE, -1, 0);
+		zs->slot_ent[k] = prim_map_own(zs->slot_ent_len[k],
+					       MAP_PRIVATE | MAP_ANONYMOUS |
+					       MAP_NORESERVE, -1);
 		if (zs->slot_ent[k] == MAP_FAILED) {
 			zs->slot_ent[k] = NULL;
 			goto err_destroy;
