@@ -42,6 +42,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -85,6 +86,24 @@ static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 }
 
 /*
+ * Why a runtime found no memory, when an address space limit is the
+ * likely cause: uswap's tables reserve address space for the largest
+ * swap device (a swap file that grows takes half its file system), which
+ * RLIMIT_AS counts.  "" otherwise.
+ */
+static const char *enomem_hint(int err, char *buf, size_t len)
+{
+	struct rlimit rl;
+
+	if (err != -ENOMEM || getrlimit(RLIMIT_AS, &rl) ||
+	    rl.rlim_cur == RLIM_INFINITY)
+		return "";
+	snprintf(buf, len, "; the address space limit (ulimit -v, %llu MiB) leaves too little for uswap's tables, which grow with the swap device: a smaller --swap-size needs less",
+		 (unsigned long long)(rl.rlim_cur >> 20));
+	return buf;
+}
+
+/*
  * This process cannot have a runtime.  USWAP_FALLBACK=run: say so and run
  * on unmanaged.  Otherwise (fail, the default): say so and exit 125 now,
  * before main() at start-up.  _exit, not exit: this may run inside the
@@ -93,14 +112,15 @@ static void __attribute__((format(printf, 1, 2))) say(const char *fmt, ...)
 static void cannot_start(int err)
 {
 	const char *fallback = getenv("USWAP_FALLBACK");
+	char hint[256];
 
 	if (fallback && !strcmp(fallback, "run")) {
-		say("cannot start (%s): the program runs without uswap (USWAP_FALLBACK=run)",
-		    strerror(-err));
+		say("cannot start (%s%s): the program runs without uswap (USWAP_FALLBACK=run)",
+		    strerror(-err), enomem_hint(err, hint, sizeof(hint)));
 		return;
 	}
-	say("cannot start (%s): exiting with status 125 (USWAP_FALLBACK=run would run the program without uswap)",
-	    strerror(-err));
+	say("cannot start (%s%s): exiting with status 125 (USWAP_FALLBACK=run would run the program without uswap)",
+	    strerror(-err), enomem_hint(err, hint, sizeof(hint)));
 	_exit(125);
 }
 

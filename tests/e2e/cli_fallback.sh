@@ -1,5 +1,5 @@
 #!/bin/sh
-# Description: when userfaultfd is not permitted, uswap run --fallback fail (the default) exits 125 without running PROG, --fallback run (or USWAP_FALLBACK=run) warns and runs PROG unmanaged with PROG's exit status; a process whose preload library cannot start a runtime exits 125 before main unless USWAP_FALLBACK=run; bad values are usage errors.
+# Description: when userfaultfd is not permitted, uswap run --fallback fail (the default) exits 125 without running PROG, --fallback run (or USWAP_FALLBACK=run) warns and runs PROG unmanaged with PROG's exit status; a process whose preload library cannot start a runtime exits 125 before main unless USWAP_FALLBACK=run (with a hint when ulimit -v leaves no room for uswap's tables); bad values are usage errors.
 . "$(dirname "$0")/lib.sh"
 need_built uswap libuswap_preload.so
 
@@ -20,6 +20,20 @@ grep -qx 'uswap: USWAP_FALLBACK: "maybe" is not a fallback (expected run or fail
 # The flag wins over a bad variable.
 USWAP_FALLBACK=maybe "$U" run --fallback fail --max 16M true 2>"$T/err"
 [ $? -eq 2 ] && fail "a bad USWAP_FALLBACK is an error although --fallback was given ($(cat "$T/err"))"
+
+# No room in the address space (ulimit -v) for uswap's tables, sized for
+# the swap device (--swap-size 64G: some 600 MiB of them): exit 125 before
+# main, naming the limit and what needs less; with a 1G swap file it runs.
+if "$U" run --max 16M true 2>/dev/null; then
+	( ulimit -v 400000; exec "$U" run --max 64M --swap-size 64G -- sh -c 'exit 3' ) 2>"$T/err"
+	rc=$?
+	[ $rc -eq 125 ] || fail "ulimit -v 400000, --swap-size 64G: exit $rc, expected 125 ($(cat "$T/err"))"
+	grep -q "cannot start (Cannot allocate memory; the address space limit (ulimit -v, 390 MiB) leaves too little for uswap's tables, which grow with the swap device: a smaller --swap-size needs less)" "$T/err" ||
+		fail "ulimit -v: $(cat "$T/err")"
+	( ulimit -v 400000; exec "$U" run --max 64M --swap-size 1G -- sh -c 'exit 3' ) 2>"$T/err"
+	rc=$?
+	[ $rc -eq 3 ] || fail "ulimit -v 400000, --swap-size 1G: exit $rc, expected 3 ($(cat "$T/err"))"
+fi
 
 # Userfaultfd refused: as an unprivileged user with vm.unprivileged_userfaultfd=0.
 need_root "to run uswap as another user"
