@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Weight: 65
+# Weight: 55
 # Timeout: 900
 # Rounds of the soak (tests/soak/run) that found bugs now fixed, replayed
 # from their seeds (docs/reliability.md, "What the soak found"); each
 # must now pass: every byte checked, the counters checked, no hang,
-# nothing left behind.  20-25 s each here (make check's time); longer
+# nothing left behind.  15-25 s each here (make check's time); longer
 # replays are tests/soak/run --replay SEED --seconds N.
 #
 #   943089073182  2M folios, lz4 pool, read_eio: a write aborted an
@@ -45,6 +45,6 @@ replay() {	# SEED SECONDS
 	fi
 }
 replay 943089073182 25
-replay 151282538207 20
-replay 327862789127 20
+replay 151282538207 15
+replay 327862789127 15
 exit $failed
