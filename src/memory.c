@@ -91,7 +91,9 @@
  * in order, the never-touched folios that follow are filled with zeros in
  * the same UFFDIO_COPY, so that a sequential writer faults once per
  * window instead of once per folio (with 4K folios, one fault per 4 KiB
- * made first touch six times slower than with 64K folios).  The window
+ * made first touch six times slower than with 64K folios; a window of
+ * 512 KiB instead of 64 KiB wrote 512 MiB under 256 MiB 1.2x as fast,
+ * as fast as 2M folios).  The window
  * (in folios) doubles when a fill lands right after the last window and
  * halves otherwise, up to ZA_MAX_PAGES pages in all with the faulting
  * folio; only over memory that is plainly read-write and neither locked
@@ -103,7 +105,7 @@
  * page filled there is zeros with that protection, what the program
  * would read there anyway.)
  */
-#define ZA_MAX_PAGES	16u
+#define ZA_MAX_PAGES	128u
 
 /*
  * Write-around for small folios: a program that reads its memory back

@@ -207,7 +207,7 @@ const struct option option_table[] = {
 {
 	.d = { .name = "folio", .env = "USWAP_FOLIO", .metavar = "SIZE",
 	       .help = "unit of fault-in and reclaim: 4K, 16K, 64K or 2M; small "
-		       "folios are filled and read ahead up to 64K at a time "
+		       "folios are filled up to 512K and read ahead up to 64K at a time "
 		       "while access is in order",
 	       .default_text = "4K" },
 	.kind = OPTION_SIZE, OPTION_FIELD(folio_size), .set = set_folio,
