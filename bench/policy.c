@@ -9,10 +9,22 @@
  *  - on a real uswap region with a budget of --capacity pages, reading the
  *    counters before, half-way and after: pgmajfault (faults that read a
  *    tier) and the other reclaim counters;
- *  - offline, in exact simulations of FIFO, LRU, CLOCK and OPT (Belady's
- *    MIN) over the same trace, once with the capacity of uswap's max and
- *    once with that of its high: uswap keeps resident memory between the
- *    two, so its fair score lies between the two tables.
+ *  - offline, in exact simulations of FIFO, LRU, CLOCK, S3-FIFO and OPT
+ *    (Belady's MIN) over the same trace, once with the capacity of uswap's
+ *    max and once with that of its high: uswap keeps resident memory
+ *    between the two, so its fair score lies between the two tables.
+ *
+ * LRU, CLOCK and S3-FIFO see every access, as the kernel's accessed bit
+ * lets it.  uswap sees only misses and writes (a write-protect fault):
+ * CLOCK-W and S3-FIFO-W are the same policies fed writes alone, what uswap
+ * could run with the written bit of every resident page
+ * (docs/fault-cost.md, "Which replacement policy").  S3-FIFO (Yang et
+ * al., SOSP 2023): a small FIFO queue (10% of the capacity) takes new
+ * units; one used while there moves to the main queue, one not used is
+ * evicted and remembered in a ghost queue (as many units as the main
+ * queue holds), from which a miss goes straight to the main queue; the
+ * main queue is a FIFO with a 2-bit use count per unit, each trip past
+ * its tail spending one use.
  *
  * The first access to a page is a cold miss: uswap serves it as a zero fill
  * without I/O.  The tables count "faults" = misses on pages accessed before,
@@ -48,6 +60,7 @@
 #define MAX_PAGES	((uint64_t)1 << 31)
 #define NIL		UINT32_MAX
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define MAX(a, b)	((a) > (b) ? (a) : (b))
 #define SAMPLE_EVERY	4096		/* accesses between resident samples */
 
 struct params {
@@ -71,10 +84,13 @@ struct trace {
 	uint64_t distinct;		/* pages touched at least once */
 };
 
-enum policy { POL_FIFO, POL_LRU, POL_CLOCK, POL_OPT, NR_POLICIES };
+enum policy {
+	POL_FIFO, POL_LRU, POL_CLOCK, POL_CLOCK_W, POL_S3FIFO, POL_S3FIFO_W,
+	POL_OPT, NR_POLICIES
+};
 
 static const char *const policy_name[NR_POLICIES] = {
-	"FIFO", "LRU", "CLOCK", "OPT"
+	"FIFO", "LRU", "CLOCK", "CLOCK-W", "S3-FIFO", "S3-FIFO-W", "OPT"
 };
 
 /* What one simulation counts; misses and evictions are in units (folios). */
@@ -331,9 +347,10 @@ static int sim_lru(struct sim *s)
  * sets the unit's reference bit; a unit comes in with the bit clear (as the
  * kernel starts a new page unreferenced), so it must be used again to earn
  * its second chance.  To make room the hand clears set bits and takes the
- * first frame whose bit was clear.
+ * first frame whose bit was clear.  writes_only: only writes set the bit
+ * (CLOCK-W).
  */
-static int sim_clock(struct sim *s)
+static int sim_clock(struct sim *s, bool writes_only)
 {
 	uint32_t *frame = malloc(s->cap * sizeof(*frame));
 	uint64_t i, hand = 0, used = 0;
@@ -344,7 +361,8 @@ static int sim_clock(struct sim *s)
 		uint32_t u = sim_unit(s, i);
 
 		if (s->st[u] & U_RESIDENT) {
-			s->st[u] |= U_REF;
+			if (!writes_only || (s->t->acc[i] & TRACE_WRITE))
+				s->st[u] |= U_REF;
 		} else {
 			if (used < s->cap) {
 				frame[used++] = u;
@@ -365,6 +383,108 @@ static int sim_clock(struct sim *s)
 	}
 	free(frame);
 	return 0;
+}
+
+/* A FIFO queue of units in a ring. */
+struct fifo {
+	uint32_t *unit;
+	uint64_t size, head, n;
+};
+
+static void fifo_push(struct fifo *q, uint32_t u)
+{
+	q->unit[(q->head + q->n++) % q->size] = u;
+}
+
+static uint32_t fifo_pop(struct fifo *q)
+{
+	uint32_t u = q->unit[q->head];
+
+	q->head = (q->head + 1) % q->size;
+	q->n--;
+	return u;
+}
+
+#define S3_SMALL_PERCENT	10	/* the small queue's share */
+#define S3_MAX_USES		3	/* a 2-bit use count */
+
+/* The small queue's capacity of S3-FIFO with cap units, and the ghost's. */
+static uint64_t s3_small(uint64_t cap)
+{
+	return MAX(cap * S3_SMALL_PERCENT / 100, 1);
+}
+
+static uint64_t s3_ghost(uint64_t cap)
+{
+	return MAX(cap - s3_small(cap), 1);
+}
+
+/*
+ * S3-FIFO (see the top of the file); writes_only: only writes count as
+ * uses (S3-FIFO-W).  The ghost queue is a stamp per unit: a unit is in it
+ * while fewer than s3_ghost() units have entered it since.
+ */
+static int sim_s3fifo(struct sim *s, bool writes_only)
+{
+	struct fifo small = { .size = s->cap }, main_q = { .size = s->cap };
+	uint64_t gcap = s3_ghost(s->cap), ghosts = 0, i, used = 0;
+	uint64_t small_cap = s3_small(s->cap);
+	uint8_t *uses = calloc(s->nunits, 1);
+	uint64_t *ghost = calloc(s->nunits, sizeof(*ghost));
+	int ret = -ENOMEM;
+
+	small.unit = malloc(s->cap * sizeof(uint32_t));
+	main_q.unit = malloc(s->cap * sizeof(uint32_t));
+	if (!uses || !ghost || !small.unit || !main_q.unit)
+		goto out;
+	for (i = 0; i < s->t->len; i++) {
+		uint32_t u = sim_unit(s, i);
+
+		if (s->st[u] & U_RESIDENT) {
+			if ((!writes_only || (s->t->acc[i] & TRACE_WRITE)) &&
+			    uses[u] < S3_MAX_USES)
+				uses[u]++;
+			sim_access(s, u, i);
+			continue;
+		}
+		while (used == s->cap) {
+			uint32_t v;
+
+			if (small.n >= small_cap || main_q.n == 0) {
+				v = fifo_pop(&small);
+				if (uses[v]) {		/* used: to main */
+					uses[v] = 0;
+					fifo_push(&main_q, v);
+					continue;
+				}
+				ghost[v] = ++ghosts;
+			} else {
+				v = fifo_pop(&main_q);
+				if (uses[v]) {		/* one more trip */
+					uses[v]--;
+					fifo_push(&main_q, v);
+					continue;
+				}
+			}
+			sim_evict(s, v);
+			used--;
+		}
+		used++;
+		uses[u] = 0;
+		if (ghost[u] && ghosts - ghost[u] < gcap)
+			fifo_push(&main_q, u);
+		else
+			fifo_push(&small, u);
+		sim_fault(s, u, i);
+		sim_access(s, u, i);
+	}
+	ret = 0;
+out:
+	free(small.unit);
+	free(main_q.unit);
+	free(uses);
+	free(ghost);
+	return ret;
 }
 
 /* OPT: resident units in a max-heap on the time of their next use. */
@@ -486,7 +606,12 @@ static int sim_run(enum policy pol, const struct trace *t, unsigned shift,
 		ret = sim_lru(&s);
 		break;
 	case POL_CLOCK:
-		ret = sim_clock(&s);
+	case POL_CLOCK_W:
+		ret = sim_clock(&s, pol == POL_CLOCK_W);
+		break;
+	case POL_S3FIFO:
+	case POL_S3FIFO_W:
+		ret = sim_s3fifo(&s, pol == POL_S3FIFO_W);
 		break;
 	default:
 		ret = sim_opt(&s);
@@ -679,14 +804,14 @@ static void report_table(const struct params *p, const struct trace *t,
 	printf("\ncapacity = %s: %" PRIu64 " pages (%.1f MiB), %" PRIu64
 	       " folios of %" PRIu64 " KiB\n", tb->label, tb->units * ppf,
 	       mib((double)tb->bytes), tb->units, p->folio / 1024);
-	printf("%-8s %12s %12s %11s %8s %12s %9s\n", "policy", "faults",
+	printf("%-10s %12s %12s %11s %8s %12s %9s\n", "policy", "faults",
 	       "2nd half", "miss ratio", "vs FIFO", "swap-outs", "sim time");
 	for (pol = 0; pol < NR_POLICIES; pol++) {
 		const struct sim_result *r = &tb->r[pol];
 
 		if (!r->done)
 			continue;
-		printf("%-8s %12" PRIu64 " %12" PRIu64 " %11.4f %8.3f %12"
+		printf("%-10s %12" PRIu64 " %12" PRIu64 " %11.4f %8.3f %12"
 		       PRIu64 " %7.3f s\n", policy_name[pol], r->major,
 		       r->major_2nd, ratio(r->major_2nd + r->cold_2nd, n2),
 		       ratio(r->major, fifo->major), r->swap_outs * ppf,
@@ -724,10 +849,10 @@ static void report_uswap(const struct params *p, const struct trace *t,
 	printf("resident: peak %.1f MiB, average %.1f MiB (second half %.1f"
 	       " MiB)\n", mib((double)u->end[USWAP_RESIDENT_PEAK]),
 	       mib(u->resident_avg), mib(u->resident_avg_2nd));
-	printf("%-8s %12s %12s %11s %12s %12s %12s %12s\n", "", "faults",
+	printf("%-10s %12s %12s %11s %12s %12s %12s %12s\n", "", "faults",
 	       "2nd half", "miss ratio", "/FIFO@max", "/LRU@max",
 	       "/FIFO@high", "/LRU@high");
-	printf("%-8s %12" PRIu64 " %12" PRIu64 " %11.4f %12.3f %12.3f %12.3f"
+	printf("%-10s %12" PRIu64 " %12" PRIu64 " %11.4f %12.3f %12.3f %12.3f"
 	       " %12.3f\n", "uswap", maj, maj2,
 	       ratio(maj2 + zf2, t->len - t->half),
 	       ratio(maj, tmax->r[POL_FIFO].major),
@@ -888,6 +1013,7 @@ static uint64_t naive_victim(enum policy pol, const struct trace *t,
 				v = j;
 		return v;
 	case POL_CLOCK:		/* second chance: a referenced head goes back */
+	case POL_CLOCK_W:
 		while (ref[0]) {
 			uint32_t u = slot[0];
 
@@ -911,6 +1037,94 @@ static uint64_t naive_victim(enum policy pol, const struct trace *t,
 	}
 }
 
+/*
+ * S3-FIFO as plainly as possible: each slot says which queue it is in, its
+ * uses and when it entered that queue (the tail is the oldest); the ghost
+ * queue is a list of units in order of entry, cut to its capacity.
+ */
+static void naive_s3fifo(const struct trace *t, unsigned shift, uint64_t cap,
+			 bool writes_only, struct sim_result *r)
+{
+	uint32_t slot[NAIVE_SLOTS], ghost[NAIVE_SLOTS + 1];
+	uint64_t entered[NAIVE_SLOTS], clock = 0, small_cap = s3_small(cap);
+	uint64_t gcap = s3_ghost(cap), ng = 0, i, j, used = 0;
+	bool in_main[NAIVE_SLOTS];
+	unsigned uses[NAIVE_SLOTS];
+	bool seen[NAIVE_UNITS] = { false }, dirty[NAIVE_UNITS] = { false };
+	bool copy[NAIVE_UNITS] = { false };
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < t->len; i++) {
+		uint32_t u = TRACE_PAGE(t->acc[i]) >> shift;
+		bool write = t->acc[i] & TRACE_WRITE, ghosted = false;
+
+		for (j = 0; j < used && slot[j] != u; j++)
+			;
+		if (j < used) {
+			if ((!writes_only || write) && uses[j] < S3_MAX_USES)
+				uses[j]++;
+			if (write)
+				dirty[u] = true;
+			continue;
+		}
+		while (used == cap) {
+			uint64_t n_small = 0, v = used;
+			bool from_small;
+
+			for (j = 0; j < used; j++)
+				n_small += !in_main[j];
+			from_small = n_small >= small_cap || n_small == used;
+			for (j = 0; j < used; j++)	/* the queue's oldest */
+				if (in_main[j] != from_small &&
+				    (v == used || entered[j] < entered[v]))
+					v = j;
+			if (uses[v]) {
+				if (from_small)
+					uses[v] = 0;
+				else
+					uses[v]--;
+				in_main[v] = true;
+				entered[v] = clock++;
+				continue;
+			}
+			if (from_small) {
+				ghost[ng++] = slot[v];
+				if (ng > gcap) {
+					memmove(ghost, ghost + 1,
+						(ng - 1) * sizeof(*ghost));
+					ng--;
+				}
+			}
+			if (dirty[slot[v]] || !copy[slot[v]])
+				r->swap_outs++;
+			dirty[slot[v]] = false;
+			copy[slot[v]] = true;
+			slot[v] = slot[--used];
+			in_main[v] = in_main[used];
+			uses[v] = uses[used];
+			entered[v] = entered[used];
+		}
+		for (j = 0; j < ng; j++)
+			if (ghost[j] == u)
+				ghosted = true;
+		slot[used] = u;
+		in_main[used] = ghosted;
+		uses[used] = 0;
+		entered[used] = clock++;
+		used++;
+		if (seen[u]) {
+			r->major++;
+			r->major_2nd += i >= t->half;
+		} else {
+			r->cold++;
+			r->cold_2nd += i >= t->half;
+		}
+		seen[u] = true;
+		if (write)
+			dirty[u] = true;
+	}
+}
+
 /* The policies as plainly as possible: slots in an array, linear scans. */
 static void naive_run(enum policy pol, const struct trace *t, unsigned shift,
 		      uint64_t cap, struct sim_result *r)
@@ -922,6 +1136,10 @@ static void naive_run(enum policy pol, const struct trace *t, unsigned shift,
 	bool copy[NAIVE_UNITS] = { false };
 	uint64_t i, j, used = 0;
 
+	if (pol == POL_S3FIFO || pol == POL_S3FIFO_W) {
+		naive_s3fifo(t, shift, cap, pol == POL_S3FIFO_W, r);
+		return;
+	}
 	memset(r, 0, sizeof(*r));
 	for (i = 0; i < t->len; i++) {
 		uint32_t u = TRACE_PAGE(t->acc[i]) >> shift;
@@ -930,7 +1148,8 @@ static void naive_run(enum policy pol, const struct trace *t, unsigned shift,
 			;
 		if (j < used) {
 			stamp[j] = i;
-			ref[j] = true;
+			if (pol != POL_CLOCK_W || (t->acc[i] & TRACE_WRITE))
+				ref[j] = true;
 		} else {
 			if (used == cap) {
 				uint64_t v = naive_victim(pol, t, shift, i,
@@ -980,16 +1199,17 @@ static const struct hand_case {
 	uint64_t len;
 	unsigned shift;
 	uint64_t cap;
-	uint64_t misses[NR_POLICIES];	/* FIFO, LRU, CLOCK, OPT */
+	/* FIFO, LRU, CLOCK, CLOCK-W, S3-FIFO, S3-FIFO-W, OPT */
+	uint64_t misses[NR_POLICIES];
 } hand_cases[] = {
-	{ "belady/3", belady, 12, 0, 3, { 9, 10, 10, 7 } },
-	{ "belady/4", belady, 12, 0, 4, { 10, 8, 8, 6 } },
-	{ "second-chance/2", second_chance, 6, 0, 2, { 5, 4, 4, 4 } },
-	{ "cyclic/2", cyclic, 9, 0, 2, { 9, 9, 9, 6 } },
-	{ "cyclic/3", cyclic, 9, 0, 3, { 3, 3, 3, 3 } },
+	{ "belady/3", belady, 12, 0, 3, { 9, 10, 10, 9, 10, 10, 7 } },
+	{ "belady/4", belady, 12, 0, 4, { 10, 8, 8, 10, 8, 10, 6 } },
+	{ "second-chance/2", second_chance, 6, 0, 2, { 5, 4, 4, 5, 4, 5, 4 } },
+	{ "cyclic/2", cyclic, 9, 0, 2, { 9, 9, 9, 9, 9, 9, 6 } },
+	{ "cyclic/3", cyclic, 9, 0, 3, { 3, 3, 3, 3, 3, 3, 3 } },
 	/* units 0 0 1 1 0 2 2 0 */
-	{ "folios/1", folios, 8, 1, 1, { 5, 5, 5, 5 } },
-	{ "folios/2", folios, 8, 1, 2, { 4, 3, 4, 3 } },
+	{ "folios/1", folios, 8, 1, 1, { 5, 5, 5, 5, 5, 5, 5 } },
+	{ "folios/2", folios, 8, 1, 2, { 4, 3, 4, 4, 4, 4, 3 } },
 };
 
 static void selftest_hand(void)
@@ -1216,8 +1436,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: policy [OPTIONS]\n"
-"Replays a seeded Zipf page trace on a uswap region and in FIFO, LRU, CLOCK\n"
-"and OPT simulations with the same capacity; reports faults on pages seen\n"
+"Replays a seeded Zipf page trace on a uswap region and in FIFO, LRU, CLOCK,\n"
+"S3-FIFO and OPT simulations with the same capacity (CLOCK-W and S3-FIFO-W:\n"
+"fed writes only, as uswap sees accesses); reports faults on pages seen\n"
 "before.\n"
 "  --pages N          pages in the region (default 65536 = 256 MiB)\n"
 "  --accesses N       Zipf accesses (default 2000000); scans come on top\n"
@@ -1513,8 +1734,8 @@ int main(int argc, char **argv)
 	}
 
 	tmax.bytes = p.capacity * PAGE_SIZE;
-	/* uswap's own high when it ran; else its default, 90% of max */
-	thigh.bytes = tmax.bytes / 10 * 9;
+	/* uswap's own high when it ran; else about its default, 97% of max */
+	thigh.bytes = tmax.bytes - tmax.bytes / 32;
 	if (u.ran && u.end[USWAP_HIGH_BYTES] &&
 	    u.end[USWAP_HIGH_BYTES] <= tmax.bytes)
 		thigh.bytes = u.end[USWAP_HIGH_BYTES];
