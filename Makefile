@@ -55,7 +55,7 @@ SRC_DIRS := src src/swap src/zswap src/tiers
 SRC_INC := $(SRC_DIRS:%=-I%)
 SRC_HDRS := $(wildcard $(SRC_DIRS:%=%/*.h))
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iinclude $(SRC_INC) -pthread
-LDLIBS := -pthread -llz4 -lzstd -lz -luring -lsodium
+LDLIBS := -pthread -llz4 -lzstd -lz -luring -lsodium -lhiredis
 
 # The debug flavour (src/lockdep.h): USWAP_DEBUG turns the lock assertions
 # and the consistency checkers on; the linker sends every pthread mutex and

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# The remote tier's Redis client (src/swap/redis_store.c) against real
+# servers on loopback, started here and stopped at exit whatever happens:
+#  - hash slots: the client's against the cluster's own CLUSTER KEYSLOT;
+#  - one plain redis-server: values of 4 KiB to 2 MiB written, read back
+#    byte for byte, read into a buffer of the wrong size, deleted one by
+#    one and by pattern; a server whose maxmemory-policy evicts keys is
+#    refused;
+#  - a Redis Cluster of 3 masters with a replica each (redis-cli --cluster
+#    create): the same round trip; then values written, 1000 slots
+#    resharded from one master to another behind the client's back, and
+#    every value read back through the MOVED redirections; then values
+#    written and confirmed on a replica (WAIT 1), the master of a third of
+#    them killed with SIGKILL, and every value read back once the cluster
+#    has failed over.
+# Not yet the swap tier itself (docs/far-memory.md): this is its client.
+set -u
+. "$(dirname "$0")/lib.sh"
+need_built tests/e2e/redis_store
+need_cmd redis-server redis-cli python3
+
+P=$B/tests/e2e/redis_store
+
+free_ports() {	# N: N distinct free loopback ports
+	python3 - "$1" <<'PY'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}
+
+start_server() {	# PORT [ARGS...]: a redis-server in $T/PORT, up
+	local port=$1 i
+	shift
+	mkdir -p "$T/$port"
+	spawn redis-server --port "$port" --bind 127.0.0.1 --dir "$T/$port" \
+		--save '' --appendonly no "$@" >"$T/$port.log" 2>&1
+	for i in $(seq 100); do
+		redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0
+		sleep 0.1
+	done
+	cat "$T/$port.log"
+	fail "redis-server on port $port did not start"
+}
+
+cluster_ok() {	# PORT...: every node says cluster_state:ok
+	local p
+	for p in "$@"; do
+		redis-cli -p "$p" cluster info 2>/dev/null |
+			grep -q 'cluster_state:ok' || return 1
+	done
+}
+
+wait_cluster_ok() {	# PORT...
+	local i
+	for i in $(seq 200); do
+		cluster_ok "$@" && return 0
+		sleep 0.1
+	done
+	fail "the cluster on ports $* did not come up: $(redis-cli -p "$1" cluster info | head -1)"
+}
+
+# Hash slots, first without a server.
+"$P" slots >"$T/slots" || fail "$(cat "$T/slots")"
+
+# One plain server.
+read -r single <<<"$(free_ports 1)"
+start_server "$single"
+"$P" "127.0.0.1:$single" roundtrip >"$T/out" 2>&1 ||
+	fail "one server: $(cat "$T/out")"
+grep -q 'one server, 1 master' "$T/out" || fail "one server: $(cat "$T/out")"
+say "ok: one server"
+read -r evicting <<<"$(free_ports 1)"
+start_server "$evicting" --maxmemory 64mb --maxmemory-policy allkeys-lru
+"$P" "127.0.0.1:$evicting" evicting >"$T/out" 2>&1 ||
+	fail "a server that evicts keys: $(cat "$T/out")"
+grep -q 'allkeys-lru, not noeviction' "$T/out" || fail "$(cat "$T/out")"
+say "ok: a server that may evict keys is refused"
+
+# A cluster of 3 masters with a replica each.
+# Each node's cluster bus gets a free port of its own (by default it
+# would be the port + 10000, which may be taken or past 65535).
+read -r -a free <<<"$(free_ports 12)"
+ports=("${free[@]:0:6}")
+for i in 0 1 2 3 4 5; do
+	p=${ports[$i]}
+	mkdir -p "$T/$p"
+	start_server "$p" --cluster-enabled yes --cluster-node-timeout 1000 \
+		--cluster-port "${free[$((i + 6))]}" \
+		--cluster-config-file "$T/$p/nodes.conf"
+done
+seeds=$(printf '127.0.0.1:%s ' "${ports[@]}")
+# shellcheck disable=SC2086
+redis-cli --cluster create $seeds --cluster-replicas 1 --cluster-yes \
+	>"$T/create.log" 2>&1 || fail "cluster create: $(tail -5 "$T/create.log")"
+wait_cluster_ok "${ports[@]}"
+seed=127.0.0.1:${ports[0]}
+
+keys="foo {user1000}.following foo{}{bar} foo{{bar}}zap uswap:{17}:1 x{y}z"
+# shellcheck disable=SC2086
+"$P" slots $keys | while read -r key slot; do
+	want=$(redis-cli -p "${ports[0]}" cluster keyslot "$key")
+	[ "$slot" = "$want" ] || fail "slot of $key: $slot, the cluster says $want"
+done || exit 1
+say "ok: hash slots as the cluster's"
+
+"$P" "$seed" roundtrip >"$T/out" 2>&1 || fail "cluster: $(cat "$T/out")"
+grep -q 'cluster, 3 master' "$T/out" || fail "cluster: $(cat "$T/out")"
+say "ok: cluster round trip"
+
+master_id() {	# N: the id of the Nth master (1-based) in CLUSTER NODES
+	redis-cli -p "${ports[0]}" cluster nodes | awk '/master/ && !/fail/ { print $1 }' |
+		sort | sed -n "${1}p"
+}
+master_port() {	# ID: its port
+	redis-cli -p "${ports[0]}" cluster nodes | awk -v id="$1" '$1 == id { split($2, a, "[:@]"); print a[2] }'
+}
+from=$(master_id 1)
+to=$(master_id 2)
+reshard="redis-cli --cluster reshard $seed --cluster-from $from --cluster-to $to --cluster-slots 1000 --cluster-yes >$T/reshard.log 2>&1"
+"$P" "$seed" moved "$reshard" >"$T/out" 2>&1 ||
+	fail "reads after resharding: $(cat "$T/out") $(tail -3 "$T/reshard.log")"
+grep -q 'read back after moved' "$T/out" || fail "moved: $(cat "$T/out")"
+say "ok: values read back through MOVED after 1000 slots moved"
+
+victim=$(master_port "$(master_id 3)")
+[ -n "$victim" ] || fail "no third master"
+pid=$(redis-cli -p "$victim" info server | awk -F: '/^process_id:/ { print $2 }' | tr -d '\r')
+[ -n "$pid" ] || fail "no process id for the master on port $victim"
+kill_it="kill -KILL $pid"
+remaining=()
+for p in "${ports[@]}"; do [ "$p" != "$victim" ] && remaining+=("$p"); done
+"$P" "$seed" failover "$kill_it" >"$T/out" 2>&1 ||
+	fail "reads after a master was killed: $(cat "$T/out")"
+grep -q 'read back after failover' "$T/out" || fail "failover: $(cat "$T/out")"
+cluster_ok "${remaining[@]}" || fail "the cluster did not fail over"
+say "ok: values confirmed on a replica (WAIT 1) read back after their master was killed"
