@@ -1037,6 +1037,30 @@ static uint64_t naive_victim(enum policy pol, const struct trace *t,
 	}
 }
 
+/* The naive models' miss at access i on unit u: cold or major. */
+static void naive_miss(const struct trace *t, uint64_t i, uint32_t u,
+		       bool *seen, struct sim_result *r)
+{
+	if (seen[u]) {
+		r->major++;
+		r->major_2nd += i >= t->half;
+	} else {
+		r->cold++;
+		r->cold_2nd += i >= t->half;
+	}
+	seen[u] = true;
+}
+
+/* The naive models' eviction of unit x: written out unless clean. */
+static void naive_out(uint32_t x, bool *dirty, bool *copy,
+		      struct sim_result *r)
+{
+	if (dirty[x] || !copy[x])
+		r->swap_outs++;
+	dirty[x] = false;
+	copy[x] = true;
+}
+
 /*
  * S3-FIFO as plainly as possible: each slot says which queue it is in, its
  * uses and when it entered that queue (the tail is the oldest); the ghost
@@ -1095,10 +1119,7 @@ static void naive_s3fifo(const struct trace *t, unsigned shift, uint64_t cap,
 					ng--;
 				}
 			}
-			if (dirty[slot[v]] || !copy[slot[v]])
-				r->swap_outs++;
-			dirty[slot[v]] = false;
-			copy[slot[v]] = true;
+			naive_out(slot[v], dirty, copy, r);
 			slot[v] = slot[--used];
 			in_main[v] = in_main[used];
 			uses[v] = uses[used];
@@ -1112,14 +1133,7 @@ static void naive_s3fifo(const struct trace *t, unsigned shift, uint64_t cap,
 		uses[used] = 0;
 		entered[used] = clock++;
 		used++;
-		if (seen[u]) {
-			r->major++;
-			r->major_2nd += i >= t->half;
-		} else {
-			r->cold++;
-			r->cold_2nd += i >= t->half;
-		}
-		seen[u] = true;
+		naive_miss(t, i, u, seen, r);
 		if (write)
 			dirty[u] = true;
 	}
@@ -1157,10 +1171,7 @@ static void naive_run(enum policy pol, const struct trace *t, unsigned shift,
 							  used);
 				uint32_t x = slot[v];
 
-				if (dirty[x] || !copy[x])
-					r->swap_outs++;
-				dirty[x] = false;
-				copy[x] = true;
+				naive_out(x, dirty, copy, r);
 				used--;
 				memmove(slot + v, slot + v + 1,
 					(used - v) * sizeof(*slot));
@@ -1173,14 +1184,7 @@ static void naive_run(enum policy pol, const struct trace *t, unsigned shift,
 			stamp[used] = i;
 			ref[used] = false;
 			used++;
-			if (seen[u]) {
-				r->major++;
-				r->major_2nd += i >= t->half;
-			} else {
-				r->cold++;
-				r->cold_2nd += i >= t->half;
-			}
-			seen[u] = true;
+			naive_miss(t, i, u, seen, r);
 		}
 		if (t->acc[i] & TRACE_WRITE)
 			dirty[u] = true;
