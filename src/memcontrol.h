@@ -24,7 +24,12 @@ struct uswap_runtime;
  * are process-shared (the lock robust), and each process is a member
  * with its own share of the charges.
  */
-#define TREE_MAX_MEMBERS	256
+/*
+ * At most as many members as one swap slot can count uses (SWAP_MAP_MAX,
+ * swap.h): each member holds at most one use of a slot, and a fork gives
+ * the child one of every slot its parent names (swap_dup_for()).
+ */
+#define TREE_MAX_MEMBERS	254
 
 enum member_state {
 	MEMBER_FREE,
