@@ -25,11 +25,15 @@ struct uswap_runtime;
  * with its own share of the charges.
  */
 /*
- * At most as many members as one swap slot can count uses (SWAP_MAP_MAX,
- * swap.h): each member holds at most one use of a slot, and a fork gives
- * the child one of every slot its parent names (swap_dup_for()).
+ * Fewer members than one swap slot can count uses (SWAP_MAP_MAX, swap.h):
+ * each member holds at most one use of a slot, and a fork gives the child
+ * one of every slot its parent names (swap_dup_for()).  The margin is for
+ * uses that no member accounts for: a process killed half-way through
+ * giving one up leaves it (docs/reliability.md, soak item 20, open), and
+ * the next fork would otherwise find the count full.
  */
-#define TREE_MAX_MEMBERS	254
+#define TREE_MAX_MEMBERS	250
+#define TREE_USE_MARGIN		4
 
 enum member_state {
 	MEMBER_FREE,

@@ -509,10 +509,10 @@ static void device_room(struct uswap_runtime *rt, unsigned dev)
 /*
  * fork: the child, member m, holds e too (one more use of the slot, as
  * the kernel's copy_pte_range duplicates swap entries).  A slot has at
- * most one use per member, and there are no more members than a count
- * holds, so the count cannot overflow.
+ * most one use per member, and a count holds more uses than there are
+ * members (memcontrol.h), so the count cannot overflow.
  */
-_Static_assert(TREE_MAX_MEMBERS <= SWAP_MAP_MAX,
+_Static_assert(TREE_MAX_MEMBERS + TREE_USE_MARGIN <= SWAP_MAP_MAX,
 	       "a slot's use count must hold one use per member");
 void swap_dup_for(struct uswap_runtime *rt, swp_entry_t e, unsigned m)
 {

@@ -62,6 +62,37 @@ static void slot_use(uint64_t *inuse, uint64_t *named)
 	pthread_rwlock_unlock(&rt->op_lock);
 }
 
+/*
+ * Slots whose use count is not the number of members that hold them
+ * (owner bits, swapon.c): uses nobody will give back, or too few.
+ */
+static uint64_t uses_unaccounted(uint64_t *extra)
+{
+	uint64_t bad = 0;
+	unsigned k, m;
+	uint32_t off;
+
+	*extra = 0;
+	for (k = 0; k < rt->nr_swap; k++) {
+		struct swap_info *si = &rt->swap[k];
+
+		for (off = 0; off < si->nr_slots; off++) {
+			unsigned count = swap_slot_count(si, off), held = 0;
+
+			if (!count)
+				continue;
+			for (m = 0; m < TREE_MAX_MEMBERS; m++)
+				held += !!(atomic_load(&si->owners[(size_t)m * si->owner_words + off / 64]) &
+					   (1ull << (off % 64)));
+			if (count != held) {
+				bad++;
+				*extra += count - held;
+			}
+		}
+	}
+	return bad;
+}
+
 static void child(unsigned seed)
 {
 	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -113,10 +144,15 @@ int main(int argc, char **argv)
 			break;
 		usleep(50000);
 	}
-	printf("fork_kill %s %s, %u children killed: slots in use %llu, named by the parent %llu, members %u\n",
-	       argc > 1 ? argv[1] : "4K", opt.zswap[0] ? opt.zswap : "off",
-	       rounds, (unsigned long long)inuse, (unsigned long long)named,
-	       atomic_load(&rt->memcg->nr_live));
+	{
+		uint64_t extra, bad = uses_unaccounted(&extra);
+
+		printf("fork_kill %s %s, %u children killed: slots in use %llu, named by the parent %llu, members %u, slots with uses no member holds %llu (%lld uses)\n",
+		       argc > 1 ? argv[1] : "4K", opt.zswap[0] ? opt.zswap : "off",
+		       rounds, (unsigned long long)inuse, (unsigned long long)named,
+		       atomic_load(&rt->memcg->nr_live), (unsigned long long)bad,
+		       (long long)extra);
+	}
 	if (inuse != named && argc > 4 && !strcmp(argv[4], "strict"))
 		t_fail("%llu slots in use but the parent names %llu: %lld left by killed children",
 		       (unsigned long long)inuse, (unsigned long long)named,

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Children killed with SIGKILL at random moments, hundreds of them faster
 # than the reaper notices (tests/e2e/fork_kill.c): the parent keeps every
-# byte, the tree's member limit is met without a crash (it was past what
-# a slot's use count holds: an assertion, or a child freeing a use it was
-# never given), and the dead are reaped.  With the pool, where forks share
+# byte, the tree's member limit is met without a crash (a full member
+# table and a use leaked by a killed child overflowed a slot's use count:
+# an assertion; docs/reliability.md, soak item 20), and the dead are
+# reaped.  With the pool, where forks share
 # its entries too, and without.
 set -u
 . "$(dirname "$0")/lib.sh"
