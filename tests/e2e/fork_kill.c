@@ -153,10 +153,15 @@ int main(int argc, char **argv)
 		       atomic_load(&rt->memcg->nr_live), (unsigned long long)bad,
 		       (long long)extra);
 	}
-	if (inuse != named && argc > 4 && !strcmp(argv[4], "strict"))
-		t_fail("%llu slots in use but the parent names %llu: %lld left by killed children",
-		       (unsigned long long)inuse, (unsigned long long)named,
-		       (long long)(inuse - named));
+	if (argc > 4 && !strcmp(argv[4], "strict")) {
+		uint64_t extra, bad = uses_unaccounted(&extra);
+
+		if (inuse != named || bad)
+			t_fail("%llu slots in use but the parent names %llu; %llu slots with uses no member holds: left by killed children",
+			       (unsigned long long)inuse,
+			       (unsigned long long)named,
+			       (unsigned long long)bad);
+	}
 	if (inuse < named)
 		t_fail("%llu slots in use but the parent names %llu: slots it needs were freed",
 		       (unsigned long long)inuse, (unsigned long long)named);
