@@ -52,6 +52,7 @@
 #include "swap.h"
 #include "uswap.h"
 #include "testlib.h"
+#include "slot_use.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ	22
@@ -192,27 +193,6 @@ static int wait_child(pid_t pid)
 	return WEXITSTATUS(status);
 }
 
-/* Slots in use on the devices, and slots the parent's tables name. */
-static void slot_use(uint64_t *inuse, uint64_t *named)
-{
-	unsigned k, n;
-	uint32_t p;
-
-	*inuse = *named = 0;
-	/* For writing: fault threads and the reclaimer change swp[] under
-	   the lock held for reading. */
-	pthread_rwlock_wrlock(&rt->op_lock);
-	for (k = 0; k < rt->nr_swap; k++) {
-		prim_mutex_lock(&rt->swap[k].lock);
-		*inuse += swap_inuse_slots(&rt->swap[k]);
-		pthread_mutex_unlock(&rt->swap[k].lock);
-	}
-	for (n = 0; n < rt->nr_regions; n++)
-		for (p = 0; p < rt->regions[n]->nr_pages; p++)
-			*named += rt->regions[n]->swp[p] != 0;
-	pthread_rwlock_unlock(&rt->op_lock);
-}
-
 /* The children ended: their slots and members are gone (bounded wait). */
 static void check_nothing_left(void)
 {
@@ -220,7 +200,7 @@ static void check_nothing_left(void)
 	int tries;
 
 	for (tries = 0; tries < 200; tries++) {
-		slot_use(&inuse, &named);
+		t_slot_use(rt, &inuse, &named);
 		if (inuse == named && atomic_load(&rt->memcg->nr_live) == 1)
 			break;
 		usleep(50000);

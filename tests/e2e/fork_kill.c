@@ -35,6 +35,7 @@
 #include "swap.h"
 #include "uswap.h"
 #include "testlib.h"
+#include "slot_use.h"
 
 #define MB (1ul << 20)
 #define SIZE (24 * MB)
@@ -42,25 +43,6 @@
 
 static struct uswap_runtime *rt;
 static char *mem;
-
-/* Slots in use on the devices, and slots the parent's tables name. */
-static void slot_use(uint64_t *inuse, uint64_t *named)
-{
-	unsigned k, n;
-	uint32_t p;
-
-	*inuse = *named = 0;
-	pthread_rwlock_rdlock(&rt->op_lock);
-	for (k = 0; k < rt->nr_swap; k++) {
-		prim_mutex_lock(&rt->swap[k].lock);
-		*inuse += swap_inuse_slots(&rt->swap[k]);
-		pthread_mutex_unlock(&rt->swap[k].lock);
-	}
-	for (n = 0; n < rt->nr_regions; n++)
-		for (p = 0; p < rt->regions[n]->nr_pages; p++)
-			*named += rt->regions[n]->swp[p] != 0;
-	pthread_rwlock_unlock(&rt->op_lock);
-}
 
 /*
  * Slots whose use count is not the number of members that hold them
@@ -139,7 +121,7 @@ int main(int argc, char **argv)
 			t_fail("waitpid: %s", strerror(errno));
 	}
 	for (tries = 0; tries < 200; tries++) {
-		slot_use(&inuse, &named);
+		t_slot_use(rt, &inuse, &named);
 		if (inuse == named && atomic_load(&rt->memcg->nr_live) == 1)
 			break;
 		usleep(50000);
