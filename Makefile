@@ -55,7 +55,7 @@ SRC_DIRS := src src/swap src/zswap src/tiers
 SRC_INC := $(SRC_DIRS:%=-I%)
 SRC_HDRS := $(wildcard $(SRC_DIRS:%=%/*.h))
 ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) $(SANFLAGS) -D_GNU_SOURCE -Iinclude $(SRC_INC) -pthread
-LDLIBS := -pthread -llz4 -lzstd -lz -luring -lsodium -lhiredis
+LDLIBS := -pthread -llz4 -lzstd -lz -luring -lsodium
 
 # The debug flavour (src/lockdep.h): USWAP_DEBUG turns the lock assertions
 # and the consistency checkers on; the linker sends every pthread mutex and
@@ -76,7 +76,12 @@ endif
 
 LIB_SRCS := $(wildcard $(SRC_DIRS:%=%/*.c))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)
-PIC_OBJS := $(LIB_SRCS:src/%.c=$(B)/pic/%.o)
+# The remote tier's client (docs/far-memory.md) is in libuswap.a only, for
+# its test, until a swap device uses it: the shared and preload libraries
+# stay without hiredis (a program may carry a hiredis of its own).
+REMOTE_SRCS := src/swap/redis_store.c
+SHARED_SRCS := $(filter-out $(REMOTE_SRCS),$(LIB_SRCS))
+PIC_OBJS := $(SHARED_SRCS:src/%.c=$(B)/pic/%.o)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
@@ -124,7 +129,7 @@ PRELOAD_CFLAGS := $(ALL_CFLAGS)
 PRELOAD_OBJS := $(PIC_OBJS)
 else
 PRELOAD_CFLAGS := $(filter-out $(SANFLAGS),$(ALL_CFLAGS))
-PRELOAD_OBJS := $(LIB_SRCS:src/%.c=$(B)/plain-pic/%.o)
+PRELOAD_OBJS := $(SHARED_SRCS:src/%.c=$(B)/plain-pic/%.o)
 endif
 $(B)/plain-pic/%.o: src/%.c $(SRC_HDRS) include/uswap.h
 	@mkdir -p $(dir $@)
@@ -140,6 +145,7 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/libuswap.a $(wildcard tests/*.h tests/uni
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
 $(B)/tests/e2e/%: tests/e2e/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/tests/e2e
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
+$(B)/tests/e2e/redis_store: LDLIBS += -lhiredis
 $(B)/tests/soak/%: tests/soak/%.c $(B)/libuswap.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
@@ -147,10 +153,10 @@ $(B)/tests/soak/%: tests/soak/%.c $(B)/libuswap.a $(wildcard tests/*.h)
 # corpora in tests/fuzz/corpus/NAME); "make fuzz" builds them for libFuzzer.
 $(B)/tests/fuzz/%: tests/fuzz/%_fuzz.c tests/fuzz/replay.c $(B)/libuswap.a | $(B)/tests/fuzz
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< tests/fuzz/replay.c $(B)/libuswap.a $(LDLIBS) -lm
-build/fuzz/%: tests/fuzz/%_fuzz.c $(LIB_SRCS) $(SRC_HDRS)
+build/fuzz/%: tests/fuzz/%_fuzz.c $(SHARED_SRCS) $(SRC_HDRS)
 	@mkdir -p build/fuzz
 	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude $(SRC_INC) -Itests -pthread \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(LIB_SRCS) $(LDLIBS) -lm
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(SHARED_SRCS) $(LDLIBS) -lm
 fuzz: $(FUZZ_SRCS:tests/fuzz/%_fuzz.c=build/fuzz/%)
 
 $(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(B)/libuswap.a | $(B)/bench
