@@ -201,6 +201,8 @@ static int node_connect(struct redis_store *rs, unsigned i, char *err,
 	else
 		r = redisCommand(nd->c, "AUTH %s", rs->password);
 	if (!r || r->type == REDIS_REPLY_ERROR) {
+		int ret = r ? -EACCES : -ECONNREFUSED;
+
 		if (err)
 			snprintf(err, errlen, "%s:%d: authentication refused%s%s",
 				 nd->host, nd->port, r ? ": " : "",
@@ -208,7 +210,7 @@ static int node_connect(struct redis_store *rs, unsigned i, char *err,
 		if (r)
 			freeReplyObject(r);
 		node_drop(nd);
-		return r ? -EACCES : -ECONNREFUSED;
+		return ret;
 	}
 	freeReplyObject(r);
 	return 0;
@@ -238,7 +240,8 @@ static int node_index(struct redis_store *rs, const char *host, size_t hl,
 
 /*
  * Read the slot map from node i (connected): 0, or -EPROTO for a reply
- * that is not a map, -EIO for a lost connection.
+ * that is not a map, -EACCES when the node wants credentials (or more
+ * rights), -EIO for a lost connection.
  */
 static int slots_from(struct redis_store *rs, unsigned i)
 {
@@ -258,6 +261,10 @@ static int slots_from(struct redis_store *rs, unsigned i)
 		rs->node[i].master = true;
 		freeReplyObject(r);
 		return 0;
+	}
+	if (reply_is(r, "NOAUTH") || reply_is(r, "NOPERM")) {
+		freeReplyObject(r);	/* no credentials, or too few rights */
+		return -EACCES;
 	}
 	if (r->type != REDIS_REPLY_ARRAY) {
 		freeReplyObject(r);
@@ -330,10 +337,15 @@ static int slots_refresh(struct redis_store *rs, char *err, size_t errlen)
 				continue;
 		}
 		ret = node_connect(rs, (unsigned)i, err, errlen);
-		if (ret == -EACCES)
+		if (ret == 0)
+			ret = slots_from(rs, (unsigned)i);
+		if (ret == -EACCES && err)
+			snprintf(err, errlen, "%s:%d: %s", rs->node[i].host,
+				 rs->node[i].port, rs->password[0] ?
+				 "authentication refused" :
+				 "authentication required (no password given)");
+		if (ret == 0 || ret == -EACCES)
 			return ret;
-		if (ret == 0 && (ret = slots_from(rs, (unsigned)i)) == 0)
-			return 0;
 	}
 	return ret;
 }

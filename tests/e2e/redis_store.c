@@ -4,7 +4,7 @@
  * against real servers, which redis_store.sh starts:
  *
  *	redis_store slots [KEY...]
- *	redis_store SEED[,SEED...] roundtrip|evicting
+ *	redis_store SEED[,SEED...] roundtrip|evicting|refused|full
  *	redis_store SEED[,SEED...] moved|failover COMMAND
  *
  * slots: the CRC16 check value and a slot the specification names, then
@@ -12,7 +12,10 @@
  * spread over many hash tags, written, read back and compared byte for
  * byte, read into a buffer of the wrong size (-EMSGSIZE), half deleted
  * one by one and the rest by pattern, and read again (-ENOENT); evicting:
- * a server whose maxmemory-policy evicts keys is refused.  moved, failover: values written (with WAIT 1 for
+ * a server whose maxmemory-policy evicts keys is refused; refused: the
+ * credentials in RS_USER and RS_PASSWORD are (-EACCES); full: writes to a
+ * server at its maxmemory fail with -ENOSPC.  RS_USER and RS_PASSWORD,
+ * when set, are the store's credentials in every mode.  moved, failover: values written (with WAIT 1 for
  * failover), then COMMAND runs (resharding slots, or killing a master),
  * then every value is read back through the redirections or the
  * failover and compared.  Exit 0 when all is as it should be, 1 with a
@@ -152,6 +155,36 @@ static int verify(unsigned char **bufs, unsigned gen)
 	return 0;
 }
 
+/*
+ * Write 64 KiB values until the server says it is out of memory: the
+ * batch that meets it fails with -ENOSPC, and not before 1 GiB.
+ */
+static int fill_until_full(struct redis_store *rs)
+{
+	static unsigned char val[65536];
+	char key[64];
+	unsigned k;
+	int ret = 0;
+
+	memset(val, 0x5a, sizeof(val));
+	for (k = 0; k < 16384 && !ret; k++) {
+		struct redis_op op = {
+			.kind = RS_SET, .key = key, .val = val,
+			.len = sizeof(val),
+		};
+
+		snprintf(key, sizeof(key), "uswap-test:full:%u", k);
+		op.keylen = strlen(key);
+		ret = redis_store_run(rs, &op, 1);
+	}
+	if (ret != -ENOSPC)
+		return fail("a full server: not ENOSPC", ret);
+	printf("ok: full after %u values of 64 KiB: %s\n", k - 1,
+	       strerror(-ret));
+	redis_store_close(rs);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static char keys[NR_KEYS][64];
@@ -166,11 +199,19 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "slots"))
 		return check_slots(argc, argv);
 	if (argc < 3 || parse_seeds(argv[1], &cfg)) {
-		fprintf(stderr, "usage: redis_store slots [KEY...] | SEEDS roundtrip|evicting | "
+		fprintf(stderr, "usage: redis_store slots [KEY...] | SEEDS roundtrip|evicting|refused|full | "
 			"SEEDS moved|failover COMMAND\n");
 		return 2;
 	}
+	cfg.user = getenv("RS_USER");
+	cfg.password = getenv("RS_PASSWORD");
 	ret = redis_store_open(&cfg, &rs, err, sizeof(err));
+	if (!strcmp(argv[2], "refused")) {
+		if (ret != -EACCES)
+			return fail("wrong credentials were not refused", ret);
+		printf("ok: refused: %s\n", err);
+		return 0;
+	}
 	if (ret) {
 		fprintf(stderr, "FAIL: open: %s (%s)\n", err, strerror(-ret));
 		return 1;
@@ -191,6 +232,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "FAIL: policy: %s (%s)\n", err, strerror(-ret));
 		return 1;
 	}
+	if (!strcmp(argv[2], "full"))
+		return fill_until_full(rs);
 	for (k = 0; k < NR_KEYS; k++) {
 		key_of(k, keys[k], sizeof(keys[k]));
 		bufs[k] = malloc(sizes[3]);

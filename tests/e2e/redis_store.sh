@@ -5,7 +5,8 @@
 #  - one plain redis-server: values of 4 KiB to 2 MiB written, read back
 #    byte for byte, read into a buffer of the wrong size, deleted one by
 #    one and by pattern; a server whose maxmemory-policy evicts keys is
-#    refused;
+#    refused; a password and an ACL user taken, wrong or missing ones
+#    refused; a server at its maxmemory refuses writes as a full device;
 #  - a Redis Cluster of 3 masters with a replica each (redis-cli --cluster
 #    create): the same round trip; then values written, 1000 slots
 #    resharded from one master to another behind the client's back, and
@@ -40,7 +41,7 @@ start_server() {	# PORT [ARGS...]: a redis-server in $T/PORT, up
 	spawn redis-server --port "$port" --bind 127.0.0.1 --dir "$T/$port" \
 		--save '' --appendonly no "$@" >"$T/$port.log" 2>&1
 	for i in $(seq 100); do
-		redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0
+		redis-cli -p "$port" ping 2>/dev/null | grep -qE "PONG|NOAUTH" && return 0
 		sleep 0.1
 	done
 	cat "$T/$port.log"
@@ -80,6 +81,29 @@ start_server "$evicting" --maxmemory 64mb --maxmemory-policy allkeys-lru
 	fail "a server that evicts keys: $(cat "$T/out")"
 grep -q 'allkeys-lru, not noeviction' "$T/out" || fail "$(cat "$T/out")"
 say "ok: a server that may evict keys is refused"
+
+# Credentials: a password, and an ACL user.
+read -r secured <<<"$(free_ports 1)"
+start_server "$secured" --requirepass s3cret
+redis-cli -p "$secured" -a s3cret --no-auth-warning acl setuser alice on '>alicepw' '~*' '&*' '+@all' |
+	grep -q OK || fail "ACL SETUSER alice was refused"
+RS_PASSWORD=s3cret "$P" "127.0.0.1:$secured" roundtrip >"$T/out" 2>&1 ||
+	fail "with the password: $(cat "$T/out")"
+RS_USER=alice RS_PASSWORD=alicepw "$P" "127.0.0.1:$secured" roundtrip >"$T/out" 2>&1 ||
+	fail "as ACL user alice: $(cat "$T/out")"
+for cred in "RS_PASSWORD=wrong" "RS_USER=alice RS_PASSWORD=s3cret" "RS_USER=bob RS_PASSWORD=alicepw"; do
+	env $cred "$P" "127.0.0.1:$secured" refused >"$T/out" 2>&1 ||
+		fail "$cred: $(cat "$T/out")"
+done
+"$P" "127.0.0.1:$secured" refused >"$T/out" 2>&1 ||
+	fail "without credentials: $(cat "$T/out")"
+say "ok: a password and an ACL user taken, wrong or missing credentials refused"
+
+# A server at its maxmemory (noeviction): writes fail as a full device.
+read -r small <<<"$(free_ports 1)"
+start_server "$small" --maxmemory 16mb --maxmemory-policy noeviction
+"$P" "127.0.0.1:$small" full >"$T/out" 2>&1 || fail "full: $(cat "$T/out")"
+say "$(grep "ok: full" "$T/out")"
 
 # A cluster of 3 masters with a replica each.
 # Each node's cluster bus gets a free port of its own (by default it
