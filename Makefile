@@ -76,12 +76,18 @@ endif
 
 LIB_SRCS := $(wildcard $(SRC_DIRS:%=%/*.c))
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(B)/obj/%.o)
-# The remote tier's client (docs/far-memory.md) is in libuswap.a only, for
-# its test, until a swap device uses it: the shared and preload libraries
-# stay without hiredis (a program may carry a hiredis of its own).
-REMOTE_SRCS := src/swap/redis_store.c
-SHARED_SRCS := $(filter-out $(REMOTE_SRCS),$(LIB_SRCS))
-PIC_OBJS := $(SHARED_SRCS:src/%.c=$(B)/pic/%.o)
+# hiredis, for the remote tier (docs/far-memory.md), bundled from Debian's
+# libhiredis.a into every uswap library, its allocation calls renamed to
+# uswap's own memory (src/swap/redis_alloc.c): a program under uswap may
+# carry a hiredis of its own (redis-server does), and its heap is memory
+# uswap manages.  The shared and preload libraries keep its symbols local
+# (their version scripts).
+HIREDIS_A := $(shell $(CC) -print-file-name=libhiredis.a)
+HIREDIS_OBJS := alloc.o hiredis.o net.o read.o sds.o
+HIREDIS_RENAME := malloc calloc realloc free strdup
+SHARED_SRCS := $(LIB_SRCS)
+LIB_OBJS += $(B)/hiredis.o
+PIC_OBJS := $(SHARED_SRCS:src/%.c=$(B)/pic/%.o) $(B)/hiredis.o
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/unit/%)
@@ -116,6 +122,13 @@ $(B)/pic/%.o: src/%.c $(SRC_HDRS) include/uswap.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
+$(B)/hiredis.o: $(wildcard $(HIREDIS_A))
+	@test -f "$(HIREDIS_A)" || { echo "libhiredis.a not found: run make deps" >&2; exit 1; }
+	rm -rf $(B)/hiredis && mkdir -p $(B)/hiredis
+	cd $(B)/hiredis && ar x "$(HIREDIS_A)" $(HIREDIS_OBJS)
+	ld -r -o $(B)/hiredis/all.o $(HIREDIS_OBJS:%=$(B)/hiredis/%)
+	objcopy $(foreach f,$(HIREDIS_RENAME),--redefine-sym $(f)=rs_hi_$(f)) $(B)/hiredis/all.o $@
+
 $(B)/libuswap.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 $(B)/libuswap.so: $(PIC_OBJS) src/libuswap.map
@@ -129,7 +142,7 @@ PRELOAD_CFLAGS := $(ALL_CFLAGS)
 PRELOAD_OBJS := $(PIC_OBJS)
 else
 PRELOAD_CFLAGS := $(filter-out $(SANFLAGS),$(ALL_CFLAGS))
-PRELOAD_OBJS := $(SHARED_SRCS:src/%.c=$(B)/plain-pic/%.o)
+PRELOAD_OBJS := $(SHARED_SRCS:src/%.c=$(B)/plain-pic/%.o) $(B)/hiredis.o
 endif
 $(B)/plain-pic/%.o: src/%.c $(SRC_HDRS) include/uswap.h
 	@mkdir -p $(dir $@)
@@ -145,7 +158,6 @@ $(B)/tests/unit/%: tests/unit/%.c $(B)/libuswap.a $(wildcard tests/*.h tests/uni
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
 $(B)/tests/e2e/%: tests/e2e/%.c $(B)/libuswap.a $(wildcard tests/*.h) | $(B)/tests/e2e
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
-$(B)/tests/e2e/redis_store: LDLIBS += -lhiredis
 $(B)/tests/soak/%: tests/soak/%.c $(B)/libuswap.a $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(B)/libuswap.a $(LDLIBS) -lm
@@ -156,7 +168,7 @@ $(B)/tests/fuzz/%: tests/fuzz/%_fuzz.c tests/fuzz/replay.c $(B)/libuswap.a | $(B
 build/fuzz/%: tests/fuzz/%_fuzz.c $(SHARED_SRCS) $(SRC_HDRS)
 	@mkdir -p build/fuzz
 	clang -std=gnu11 -g -O1 -D_GNU_SOURCE -Iinclude $(SRC_INC) -Itests -pthread \
-		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(SHARED_SRCS) $(LDLIBS) -lm
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< $(SHARED_SRCS) $(LDLIBS) -lhiredis -lm
 fuzz: $(FUZZ_SRCS:tests/fuzz/%_fuzz.c=build/fuzz/%)
 
 $(B)/bench/%: bench/%.c $(wildcard bench/*.h) $(B)/libuswap.a | $(B)/bench

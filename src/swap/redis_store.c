@@ -36,6 +36,7 @@
 
 #include "base.h"
 #include "redis_store.h"
+#include "slab.h"
 
 #define RS_NO_NODE		0xffffu
 #define RS_TIMEOUT_MS		2000u
@@ -362,7 +363,7 @@ int redis_store_open(const struct redis_store_config *cfg,
 		snprintf(err, errlen, "bad configuration");
 		return -EINVAL;
 	}
-	rs = calloc(1, sizeof(*rs));
+	rs = slab_alloc(sizeof(*rs), 0);	/* uswap's memory (redis_alloc.c) */
 	if (!rs) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -397,7 +398,7 @@ void redis_store_close(struct redis_store *rs)
 	for (i = 0; i < rs->nr_nodes; i++)
 		node_drop(&rs->node[i]);
 	memset(rs->password, 0, sizeof(rs->password));
-	free(rs);
+	slab_free(rs);
 }
 
 bool redis_store_is_cluster(const struct redis_store *rs)
