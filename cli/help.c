@@ -27,6 +27,7 @@ const char help_usage[] =
 "       uswap stat [--json] [PID]\n"
 "       uswap top [-d SECONDS] [-n COUNT] [PID]\n"
 "       uswap debug [--timeout SECONDS] PID [COMMAND [ARG...]]\n"
+"       uswap gc SPEC...\n"
 "       uswap --help | --version\n";
 
 /* After the synopsis, before the options. */

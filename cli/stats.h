@@ -281,6 +281,8 @@ int cmd_stat(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 /* debug.c: uswap debug. */
 int cmd_debug(int argc, char **argv);
+/* gc.c: uswap gc SPEC... */
+int cmd_gc(int argc, char **argv);
 
 /* The rates top shows, per second, of the counters rate_counter[] names. */
 enum rate_id {

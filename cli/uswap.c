@@ -603,6 +603,8 @@ int main(int argc, char **argv)
 		return cmd_top(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "debug"))
 		return cmd_debug(argc - 2, argv + 2);
+	if (!strcmp(argv[1], "gc"))
+		return cmd_gc(argc - 2, argv + 2);
 	fprintf(stderr, "uswap: unknown command '%s'\n%sTry 'uswap --help'.\n",
 		argv[1], help_usage);
 	return EXIT_USAGE;

@@ -209,6 +209,18 @@ struct uswap_swap_wipe *uswap_swap_wipe_open(const struct uswap_options *opt);
 void uswap_swap_wipe_run(struct uswap_swap_wipe *w);
 
 /*
+ * uswap gc: on the remote swap device of spec (redis://HOST:PORT[,...]
+ * with its user= and password-file=), delete the values of every run
+ * whose owner no longer runs on this host and whose lock nobody holds
+ * (docs/far-memory.md).  *runs and *keys get what was deleted.  0;
+ * -EINVAL for a spec that does not parse or is not remote (err says
+ * why); else -errno with one line in err (the cluster cannot be reached,
+ * authentication refused, ...).
+ */
+int uswap_remote_gc(const char *spec, unsigned *runs, uint64_t *keys,
+		    char *err, size_t errlen);
+
+/*
  * Check that the options are consistent (high <= max, folio size valid, ...)
  * after defaults are applied.  Errors as uswap_options_set().
  */

@@ -170,6 +170,7 @@ static const char *const kind_name[NR_FD_KINDS] = {
 	[FD_WAKE]		= "wake-up pipe",
 	[FD_RING]		= "io_uring instance",
 	[FD_WAITSET]		= "fault thread's epoll set",
+	[FD_REMOTE]		= "connection to a Redis node",
 };
 
 static pid_t sys_gettid(void)

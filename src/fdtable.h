@@ -23,6 +23,7 @@ enum fd_kind {
 	FD_WAKE,		/* a fault threads' wake-up pipe */
 	FD_RING,		/* an io_uring instance */
 	FD_WAITSET,		/* a fault thread's epoll set */
+	FD_REMOTE,		/* a connection to a Redis node */
 	NR_FD_KINDS
 };
 

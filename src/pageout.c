@@ -317,7 +317,7 @@ static int submit_runs(struct reclaimer *rc)
 int write_victims(struct reclaimer *rc, unsigned nv)
 {
 	struct uswap_runtime *rt = rc->rt;
-	bool device = rt->swap[0].fd >= 0;
+	bool device = swap_has_storage(&rt->swap[0]);
 	unsigned k, niov = 0;
 	uint32_t p;
 	int nospace = 0;

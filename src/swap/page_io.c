@@ -54,6 +54,10 @@
  * (a child after fork starts from zero), summed over its runtimes, and
  * read into the vmstat counters swap_io_short and swap_encrypt (vmstat.c).
  *
+ * Remote devices (swap_remote.c): their requests in a batch are run there,
+ * before the others, at the two places a batch runs (swap_io_run_sync(),
+ * swap_io_run_uring()), after sealing in a sealed round.
+ *
  * Injected faults (tests, prim.c): a transfer to or from a device named in
  * USWAP_INJECT completes with EIO, ENOSPC, a short count or a flipped
  * byte, in both modes, at the one place both reap a transfer's result
@@ -78,6 +82,7 @@
 #include "slab.h"
 #include "page_io.h"
 #include "swap_io.h"
+#include "swap_remote.h"
 
 #ifndef IORING_SETUP_SUBMIT_ALL
 #define IORING_SETUP_SUBMIT_ALL		(1U << 7)
@@ -295,14 +300,34 @@ void swap_io_run_sync_one(struct swap_io *io, struct swap_io_req *req,
 	} while (!op_complete(&op, res));
 }
 
+/*
+ * The requests of reqs to remote devices go to swap_remote.c (sealed
+ * first, in a sealed round), all of them at once, before the others.
+ */
+static void run_remote(struct swap_io *io, struct swap_io_req *reqs,
+		       unsigned n, bool write)
+{
+	unsigned k;
+
+	if (io && io->sealing)
+		for (k = 0; k < n; k++)
+			if (swap_remote_is(reqs[k].si) && reqs[k].len)
+				swap_seal_sub(io, &reqs[k]);
+	swap_remote_run(io, reqs, n, write);
+}
+
 int swap_io_run_sync(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
 		     bool write)
 {
 	const size_t max = io ? io->max_bytes : SIZE_MAX;
+	const bool remote = swap_remote_any(reqs, n);
 	unsigned k;
 
+	if (unlikely(remote))
+		run_remote(io, reqs, n, write);
 	for (k = 0; k < n; k++)
-		swap_io_run_sync_one(io, &reqs[k], max, write);
+		if (!remote || !swap_remote_is(reqs[k].si))
+			swap_io_run_sync_one(io, &reqs[k], max, write);
 	return swap_io_first_error(reqs, n);
 }
 
@@ -413,15 +438,22 @@ static unsigned reap(struct swap_io *io)
 int swap_io_run_uring(struct swap_io *io, struct swap_io_req *reqs, unsigned n,
 		      bool write, void (*during)(void *), void *arg)
 {
+	const bool remote = swap_remote_any(reqs, n);
 	unsigned next = 0, inflight = 0;
 	struct io_op *op;
 	int ret;
 
+	if (unlikely(remote))
+		run_remote(io, reqs, n, write);
 	io->write = write;
 	while (next < n || inflight) {
 		while (next < n && (op = op_get(io))) {
 			struct swap_io_req *req = &reqs[next++];
 
+			if (unlikely(remote) && swap_remote_is(req->si)) {
+				op_put(io, op);
+				continue;
+			}
 			if (!swap_io_req_begin(req)) {
 				op_put(io, op);
 				continue;

@@ -35,6 +35,8 @@
 #include <time.h>
 
 #include "base.h"
+#include "fdtable.h"
+#include "prim.h"
 #include "redis_store.h"
 #include "slab.h"
 
@@ -168,10 +170,23 @@ static bool reply_is(const redisReply *r, const char *prefix)
 	       memcmp(r->str, prefix, n) == 0;
 }
 
+/*
+ * The connection's socket is uswap's (fdtable.c): out of the program's
+ * reach, closed here, never by hiredis (its close() would be the one the
+ * preload library gives the program).
+ */
 static void node_drop(struct rs_node *nd)
 {
-	if (nd->c)
-		redisFree(nd->c);
+	if (!nd->c)
+		return;
+	if (nd->c->fd >= 0) {
+		int fd = fd_release_tagged(nd->c->fd, nd);
+
+		if (fd >= 0)
+			prim_close(fd);
+	}
+	nd->c->fd = -1;
+	redisFree(nd->c);
 	nd->c = NULL;
 }
 
@@ -193,6 +208,7 @@ static int node_connect(struct redis_store *rs, unsigned i, char *err,
 		node_drop(nd);
 		return -ECONNREFUSED;
 	}
+	nd->c->fd = fd_install_tagged(nd->c->fd, FD_REMOTE, nd);
 	redisSetTimeout(nd->c, tv);
 	redisEnableKeepAlive(nd->c);
 	if (!rs->password[0])
@@ -418,8 +434,9 @@ unsigned redis_store_masters(const struct redis_store *rs)
 /* Queue op on its node's connection (ASKING first when asked). */
 static void op_send(struct rs_node *nd, struct redis_op *op)
 {
-	const char *argv[3];
-	size_t argl[3];
+	char range[2][24];
+	const char *argv[4];
+	size_t argl[4];
 	int argc = 2;
 
 	if (op->ask)
@@ -435,6 +452,16 @@ static void op_send(struct rs_node *nd, struct redis_op *op)
 		break;
 	case RS_GET:
 		argv[0] = "GET";
+		break;
+	case RS_GETRANGE:
+		argv[0] = "GETRANGE";
+		argv[2] = range[0];
+		argl[2] = (size_t)snprintf(range[0], sizeof(range[0]), "%zu",
+					   op->off);
+		argv[3] = range[1];
+		argl[3] = (size_t)snprintf(range[1], sizeof(range[1]), "%zu",
+					   op->off + op->len - 1);
+		argc = 4;
 		break;
 	default:
 		argv[0] = "UNLINK";	/* DEL, its memory freed off the node's
@@ -502,11 +529,21 @@ static enum verdict op_reply(struct redis_store *rs, struct redis_op *op,
 		else
 			memcpy(op->buf, r->str, op->len);
 		break;
+	case RS_GETRANGE:
+		if (r->type != REDIS_REPLY_STRING)
+			op->result = -EIO;
+		else if (r->len == 0)
+			op->result = -ENOENT;
+		else if ((size_t)r->len != op->len)
+			op->result = -EMSGSIZE;
+		else
+			memcpy(op->buf, r->str, op->len);
+		break;
 	default:
 		op->result = r->type == REDIS_REPLY_INTEGER ? 0 : -EIO;
 		break;
 	}
-	if (op->result == 0 && op->kind != RS_GET)
+	if (op->result == 0 && (op->kind == RS_SET || op->kind == RS_DEL))
 		rs->node[op->sent_to].written = true;
 	return V_DONE;
 }
@@ -713,10 +750,16 @@ static int unlink_page(struct rs_node *nd, const redisReply *keys,
 	return ret;
 }
 
-int redis_store_delete_matching(struct redis_store *rs, const char *pattern,
-				uint64_t *deleted)
+/*
+ * SCAN every master for keys that match pattern, a page of them at a
+ * time, each page given to page(nd, keys, arg).  0, or -EIO when a master
+ * could not be asked or a page failed.
+ */
+static int scan_masters(struct redis_store *rs, const char *pattern,
+			int (*page)(struct rs_node *nd, const redisReply *keys,
+				    void *arg),
+			void *arg)
 {
-	uint64_t count = 0;
 	unsigned i;
 	int ret = 0;
 
@@ -754,14 +797,54 @@ int redis_store_delete_matching(struct redis_store *rs, const char *pattern,
 			}
 			memcpy(cursor, r->element[0]->str, r->element[0]->len);
 			cursor[r->element[0]->len] = '\0';
-			if (unlink_page(nd, r->element[1], &count))
+			if (page(nd, r->element[1], arg))
 				ret = -EIO;
 			freeReplyObject(r);
 		} while (nd->c && strcmp(cursor, "0") != 0);
 	}
+	return ret;
+}
+
+static int unlink_cb(struct rs_node *nd, const redisReply *keys, void *arg)
+{
+	return unlink_page(nd, keys, arg);
+}
+
+int redis_store_delete_matching(struct redis_store *rs, const char *pattern,
+				uint64_t *deleted)
+{
+	uint64_t count = 0;
+	int ret = scan_masters(rs, pattern, unlink_cb, &count);
+
 	if (deleted)
 		*deleted = count;
 	return ret;
+}
+
+struct key_visit {
+	void (*fn)(void *arg, const char *key, size_t len);
+	void *arg;
+};
+
+static int visit_cb(struct rs_node *nd, const redisReply *keys, void *arg)
+{
+	const struct key_visit *v = arg;
+	size_t k;
+
+	for (k = 0; k < keys->elements; k++)
+		if (keys->element[k]->type == REDIS_REPLY_STRING)
+			v->fn(v->arg, keys->element[k]->str,
+			      keys->element[k]->len);
+	return 0;
+}
+
+int redis_store_scan(struct redis_store *rs, const char *pattern,
+		     void (*fn)(void *arg, const char *key, size_t len),
+		     void *arg)
+{
+	struct key_visit v = { .fn = fn, .arg = arg };
+
+	return scan_masters(rs, pattern, visit_cb, &v);
 }
 
 int redis_store_check_policy(struct redis_store *rs, char *err,

@@ -39,13 +39,15 @@ struct redis_store_config {
 	unsigned retry_ms;
 };
 
-enum redis_op_kind { RS_SET, RS_GET, RS_DEL };
+enum redis_op_kind { RS_SET, RS_GET, RS_GETRANGE, RS_DEL };
 
 /*
  * One operation of a batch.  SET stores len bytes from val under key; GET
  * reads the value of key into buf, which must be exactly len bytes long;
- * DEL removes key (a key that is not there is no error).  result: 0, or
- * -ENOENT (GET: no such key), -EMSGSIZE (GET: a value of another length),
+ * GETRANGE reads len bytes of it from byte off on; DEL removes key (a key
+ * that is not there is no error).  result: 0, or -ENOENT (GET, GETRANGE:
+ * no such key, or nothing there), -EMSGSIZE (GET: a value of another
+ * length; GETRANGE: shorter than off + len),
  * -ENOSPC (SET: the node is out of memory, its maxmemory reached),
  * -EACCES (refused: authentication or ACL), -EIO (anything else, or
  * retried until retry_ms).
@@ -55,8 +57,9 @@ struct redis_op {
 	const char *key;
 	size_t keylen;
 	const void *val;		/* SET */
-	void *buf;			/* GET */
-	size_t len;			/* SET, GET */
+	void *buf;			/* GET, GETRANGE */
+	size_t len;			/* SET, GET, GETRANGE */
+	size_t off;			/* GETRANGE */
 	int result;
 	/* internal */
 	uint16_t node;			/* where it goes */
@@ -111,6 +114,14 @@ int redis_store_wait(struct redis_store *rs, unsigned replicas,
  */
 int redis_store_delete_matching(struct redis_store *rs, const char *pattern,
 				uint64_t *deleted);
+
+/*
+ * Call fn(arg, key, len) for every key that matches a SCAN pattern, on
+ * every master (a key may come more than once).  0 or -EIO.
+ */
+int redis_store_scan(struct redis_store *rs, const char *pattern,
+		     void (*fn)(void *arg, const char *key, size_t len),
+		     void *arg);
 
 /*
  * Every master keeps what it is given: its maxmemory-policy is

@@ -183,6 +183,11 @@ struct swap_info {
 	 * (swap_seal.c) and csum is NULL: the tag is the check.
 	 */
 	struct swap_crypt *crypt;
+	/*
+	 * A device on a Redis Cluster (swap_remote.h), NULL for the others;
+	 * such a device has no file (fd < 0).
+	 */
+	struct swap_remote *remote;
 	_Atomic unsigned logged;	/* SWAP_LOGGED_* (swap_io.h): said once */
 	char path[256];			/* for /proc/swaps-like output */
 	int prio;
@@ -196,6 +201,12 @@ struct swap_info {
 	 */
 	_Atomic uint32_t peak_inuse_slots;
 };
+
+/* Does si store pages (a file, a block device or a remote store)? */
+static inline bool swap_has_storage(const struct swap_info *si)
+{
+	return si->fd >= 0 || si->remote;
+}
 
 /* swap_map.c: the slot map (pure logic, testable without a file). */
 int swap_info_init(struct swap_info *si, unsigned type, uint64_t size_bytes);

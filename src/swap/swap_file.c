@@ -66,6 +66,7 @@
 #include "prim.h"
 #include "swap.h"
 #include "swap_io.h"
+#include "swap_remote.h"
 
 #ifndef O_TMPFILE
 #define O_TMPFILE (020000000 | O_DIRECTORY)
@@ -490,19 +491,23 @@ int swap_discard_enable(struct swap_info *si)
 
 	if (si->discard)
 		return 0;
-	if (si->fd < 0)
-		return -EBADF;
-	err = prim_fstat(si->fd, &st);
-	if (err)
-		return err;
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-		return -EOPNOTSUPP;
+	if (si->remote) {
+		st.st_mode = 0;		/* discarding is deleting values */
+	} else {
+		if (si->fd < 0)
+			return -EBADF;
+		err = prim_fstat(si->fd, &st);
+		if (err)
+			return err;
+		if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+			return -EOPNOTSUPP;
+	}
 	len = sizeof(*d) + (size_t)si->nr_clusters * sizeof(d->queue[0]);
 	d = prim_alloc_shared(len);	/* the queue is the device's, not ours */
 	if (!d)
 		return -ENOMEM;
 	d->queue = (uint32_t *)(d + 1);
-	d->punch = discard_punch;
+	d->punch = si->remote ? swap_remote_punch : discard_punch;
 	d->blkdev = S_ISBLK(st.st_mode);
 	d->alloc_len = len;
 	prim_mutex_lock(&si->lock);

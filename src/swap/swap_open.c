@@ -40,6 +40,7 @@
 #include "swap.h"
 #include "uswap.h"
 #include "swapdev.h"
+#include "swap_remote.h"
 
 /* The directory part of path, or "." */
 void swap_dir_of(const char *path, char *dir, size_t len)
@@ -201,10 +202,23 @@ void swap_wipe_open(const struct uswap_options *opt, struct swap_wipe *w)
 	unsigned n = named_specs(opt, specs), k;
 
 	w->nr = 0;
+	w->nr_remote = 0;
+	for (k = 0; k < n; k++)
+		if (specs[k].remote)
+			w->remote[w->nr_remote++] = specs[k];
+	if (w->nr_remote &&
+	    swap_remote_run_begin(w->run_id, w->run_lock, sizeof(w->run_lock))) {
+		uswap_log("cannot make the run's lock in the temporary directory: the keys of its remote swap devices stay until uswap gc");
+		w->nr_remote = 0;
+	}
 	for (k = 0; k < n; k++) {
 		uint64_t bytes = 0;
 		bool blk, direct;
-		int fd = swap_spec_open(specs[k].path, false, false, true, &blk,
+		int fd;
+
+		if (specs[k].remote)
+			continue;
+		fd = swap_spec_open(specs[k].path, false, false, true, &blk,
 				   &direct);
 
 		if (fd < 0)
@@ -260,6 +274,20 @@ void swap_wipe_run(struct swap_wipe *w)
 		prim_close(w->fd[k]);
 	}
 	w->nr = 0;
+	if (w->nr_remote && !swap_remote_run_over(w->run_lock)) {
+		uswap_log("a process of the tree still uses its remote swap devices: their values stay until it has ended and uswap gc runs");
+		w->nr_remote = 0;
+	}
+	for (k = 0; k < w->nr_remote; k++) {
+		char err[384];
+		uint64_t n = 0;
+
+		if (swap_remote_delete_run(&w->remote[k], w->run_id, &n, err,
+					   sizeof(err)))
+			uswap_log("swap device %s: %s (uswap gc removes them)",
+				  w->remote[k].path, err);
+	}
+	w->nr_remote = 0;
 }
 
 /* The public form of the wipe, for uswap run (uswap.h). */

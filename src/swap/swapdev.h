@@ -34,25 +34,49 @@
  * One device as the user gave it:
  *
  *	PATH[,prio=N][,size=SIZE][,node=N][,discard][,direct]
+ *	redis://HOST:PORT[,HOST:PORT...][,prio=N][,size=SIZE][,node=N]
+ *		[,user=U][,password-file=F][,tls=off][,replicas=K][,encrypt=on|off]
  *
  * path	a file or a block device, not checked here; at most SWAP_PATH_MAX - 1
  *	bytes, without ',' (the field separator) or control characters, and
- *	not beginning or ending with a space.
+ *	not beginning or ending with a space.  For a remote device,
+ *	"redis://" and its first seed.
  * prio	0..SWAP_PRIO_MAX, or SWAP_PRIO_AUTO when not given.
  * size	0 when not given; else at least 2M and at most 1T (what 28 bits of
  *	4 KiB slots address), rounded down to a multiple of 2M (whole
  *	clusters): "size=5M" gives 4M.
  * node	0..SWAP_MAX_NODES - 1, or -1 when not given (read from sysfs).
- * discard, direct	flags without a value.
+ * discard, direct	flags without a value (files and block devices).
+ *
+ * A remote device (docs/far-memory.md) is a Redis Cluster, or one plain
+ * server, named by one address or more (seeds: host names, IPv4, or IPv6
+ * in brackets, each with its port); its fields:
+ * user	an ACL user name (1..63 printable bytes, no spaces).
+ * password-file	a file holding the password (never the password
+ *	itself: a command line is public), read when the device is set up.
+ * tls	off; on is refused (this build's hiredis has no TLS).
+ * replicas	0..8: a folio leaves memory only once WAIT says that many
+ *	replicas hold its copy.  0 when not given.
+ * encrypt	on (the default: the data leaves the machine) or off, whatever
+ *	--encrypt says for the other devices.
  * Each field may appear once; fields are case-sensitive and take no
  * spaces (a space belongs to the path or makes the value invalid).
  */
+#define SWAP_REMOTE_PREFIX	"redis://"
+#define SWAP_REMOTE_USER_MAX	64
+#define SWAP_REMOTE_REPLICAS_MAX 8
 struct swap_spec {
 	char path[SWAP_PATH_MAX];
 	int prio;
 	uint64_t size;
 	int node;
 	bool discard, direct;
+	bool remote;				/* redis:// */
+	char seeds[SWAP_PATH_MAX];		/* "HOST:PORT,HOST:PORT..." */
+	char user[SWAP_REMOTE_USER_MAX];	/* "" when not given */
+	char password_file[SWAP_PATH_MAX];	/* "" when not given */
+	unsigned replicas;
+	bool remote_plain;			/* encrypt=off */
 };
 
 /*
@@ -237,6 +261,14 @@ struct swap_wipe {
 	bool blk[SWAP_MAX_DEVICES];
 	uint64_t len[SWAP_MAX_DEVICES];
 	char path[SWAP_MAX_DEVICES][SWAP_PATH_MAX];
+	/*
+	 * Remote devices (swap_remote.h): the run's id and lock, given to
+	 * PROG in the environment, and the specs whose keys go at the end.
+	 */
+	unsigned nr_remote;
+	struct swap_spec remote[SWAP_MAX_DEVICES];
+	char run_lock[SWAP_PATH_MAX];
+	char run_id[24];
 };
 struct uswap_options;
 void swap_wipe_open(const struct uswap_options *opt, struct swap_wipe *w);

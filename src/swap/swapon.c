@@ -69,6 +69,7 @@
 #include "zswap.h"
 #include "swap_io.h"
 #include "swapdev.h"
+#include "swap_remote.h"
 
 static int provision(struct swap_info *si, uint32_t cluster)
 {
@@ -116,6 +117,41 @@ err_log:
 	return err;
 }
 
+/*
+ * A device on a Redis Cluster (swap_remote.c): slots without a file, of
+ * size= or --swap-size, else SWAP_REMOTE_DEFAULT_SIZE; its freed clusters
+ * are discarded (their values deleted) before they are used again.
+ */
+static int swapon_remote(struct uswap_runtime *rt, unsigned type,
+			 const struct swap_spec *sp)
+{
+	struct swap_info *si = &rt->swap[type];
+	uint64_t size = sp->size ? sp->size : rt->opt.swap_size;
+	char why[384];
+	int err;
+
+	if (!size)
+		size = SWAP_REMOTE_DEFAULT_SIZE;
+	size = MIN(size, SWAP_SPEC_MAX_SIZE) & ~((uint64_t)SWAP_CLUSTER_BYTES - 1);
+	err = swap_info_init(si, type, size);
+	if (err)
+		return err;
+	err = swap_remote_create(si, sp, why, sizeof(why));
+	if (!err)
+		err = swap_discard_enable(si);
+	if (err) {
+		uswap_log("swap device %s: %s", sp->path,
+			  si->remote ? strerror(-err) : why);
+		swap_remote_destroy(si);
+		swap_info_destroy(si);
+		return err;
+	}
+	_Static_assert(sizeof(si->path) == sizeof(sp->path), "path sizes");
+	memcpy(si->path, sp->path, sizeof(si->path));
+	rt->swap_kind[type] = "remote";
+	return 0;
+}
+
 /* Set up device `type` from a spec.  0 or -errno (logged). */
 static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 		       const struct swap_spec *sp)
@@ -126,6 +162,8 @@ static int swapon_spec(struct uswap_runtime *rt, unsigned type,
 	bool blk, direct;
 	int fd, err;
 
+	if (sp->remote)
+		return swapon_remote(rt, type, sp);
 	fd = swap_spec_open(sp->path, sp->direct, true, false, &blk, &direct);
 	if (fd >= 0 && !blk && prim_flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		prim_close(fd);
@@ -255,16 +293,27 @@ static void read_cpu_nodes(struct uswap_runtime *rt, const char *root)
 		rt->cpu_node[c] = (int16_t)MAX(sysfs_cpu_node(root, c), 0);
 }
 
+/* Does device si encrypt: --encrypt on, or a remote one not encrypt=off. */
+static bool dev_encrypts(const struct uswap_runtime *rt,
+			 const struct swap_info *si)
+{
+	if (si->remote)
+		return (rt->opt.flags & USWAP_OPT_ENCRYPT) ||
+		       swap_remote_wants_crypt(si);
+	return (rt->opt.flags & USWAP_OPT_ENCRYPT) && si->fd >= 0;
+}
+
 /*
  * The checksum of every slot (swap_io.h), beside the slot map and in
  * shared memory as it is: after fork, a slot one process wrote may be read
- * by the other.  None with --verify off, or without a file, or with
- * --encrypt on (each slot's tag authenticates it).
+ * by the other.  None with --verify off, or without a file, or when the
+ * device encrypts (each slot's tag authenticates it).  A remote device
+ * always has one check or the other (swap_remote.c).
  */
 static int csum_alloc(struct uswap_runtime *rt, struct swap_info *si)
 {
-	if ((rt->opt.flags & (USWAP_OPT_NO_VERIFY | USWAP_OPT_ENCRYPT)) ||
-	    si->fd < 0)
+	if (!swap_has_storage(si) || dev_encrypts(rt, si) ||
+	    ((rt->opt.flags & USWAP_OPT_NO_VERIFY) && !si->remote))
 		return 0;
 	si->csum = prim_alloc_shared(swap_csum_bytes(si));
 	return si->csum ? 0 : -ENOMEM;
@@ -277,22 +326,25 @@ static void csum_free(struct swap_info *si)
 }
 
 /*
- * --encrypt on: one new key for the runtime, and each device with a file
- * its encryption state, which holds a reference on the key.
+ * --encrypt on, or a remote device: one new key for the runtime, and each
+ * device that encrypts its encryption state, which holds a reference on
+ * the key.
  */
 static int crypt_alloc(struct uswap_runtime *rt)
 {
 	struct crypt_key *key;
-	unsigned k;
+	unsigned k, nr = 0;
 	int err;
 
-	if (!(rt->opt.flags & USWAP_OPT_ENCRYPT))
+	for (k = 0; k < rt->nr_swap; k++)
+		nr += dev_encrypts(rt, &rt->swap[k]);
+	if (!nr)
 		return 0;
 	err = crypt_key_create(&key);
 	if (err)
 		goto out;
 	for (k = 0; !err && k < rt->nr_swap; k++)
-		if (rt->swap[k].fd >= 0)
+		if (dev_encrypts(rt, &rt->swap[k]))
 			err = crypt_dev_create(key, rt->swap[k].nr_slots,
 					       &rt->swap[k].crypt);
 	crypt_key_put(key);	/* the devices hold it now */
@@ -371,6 +423,7 @@ int swapon_all(struct uswap_runtime *rt)
 		rt->nr_swap = k + 1;
 		prio[k] = specs[k].prio;
 		node[k] = specs[k].node >= 0 ? specs[k].node :
+			  specs[k].remote ? -1 :
 			  sysfs_path_node(root, specs[k].path);
 	}
 	for (k = 0; k < rt->nr_swap; k++) {
@@ -424,6 +477,7 @@ static void swap_detach(struct uswap_runtime *rt)
 			  si->owner_words * sizeof(uint64_t));
 		prim_free(si->csum, swap_csum_bytes(si));
 		crypt_dev_release(si->crypt);	/* si->crypt stays: shared */
+		swap_remote_detach(si);
 		prim_munmap(si->clusters,
 			    (size_t)si->nr_clusters * sizeof(*si->clusters));
 		prim_munmap(si->swap_map, si->nr_slots);
@@ -452,6 +506,7 @@ void swapoff_all(struct uswap_runtime *rt)
 		si->crypt = NULL;
 		if (si->wipe && si->fd >= 0)
 			swap_file_wipe(si->fd, si->blkdev, si->file_end, true);
+		swap_remote_destroy(si);
 		swap_file_close(si);
 		swap_info_destroy(si);
 	}

@@ -9,7 +9,9 @@
  * of /etc/fstab, uswap learns here.
  *
  * A device is "PATH[,prio=N][,size=SIZE][,node=N][,discard][,direct]" on
- * the command line (--swap) or one per line of a uswaptab file; the
+ * the command line (--swap) or one per line of a uswaptab file, or a
+ * remote one, "redis://HOST:PORT[,HOST:PORT...]" with the fields of a
+ * Redis Cluster (user=, password-file=, tls=, replicas=); the
  * parsers check every field and name the one that is wrong, and never
  * call malloc (the preload library may parse before main; a file is read
  * into a prim_alloc() buffer).  Nothing is half-applied: the result is
@@ -31,9 +33,12 @@
 #include "swap.h"
 #include "uswap.h"
 #include "swapdev.h"
+#include "redis_store.h"
 
 #define SPEC_FIELDS	"prio=, size=, node=, discard or direct"
+#define REMOTE_FIELDS	"HOST:PORT, prio=, size=, node=, user=, password-file=, tls=, replicas= or encrypt="
 #define SPEC_SYNTAX	"PATH[,prio=N][,size=SIZE][,node=N][,discard][,direct]"
+#define REMOTE_SYNTAX	"redis://HOST:PORT[,HOST:PORT...][,prio=N][,size=SIZE][,node=N][,user=U][,password-file=F][,tls=off][,replicas=K][,encrypt=on|off]"
 #define SWAPTAB_MAX_BYTES	(64u << 10)
 #define MSG_LEN		512
 #define SHOW_MAX	64	/* bytes of user input quoted in a message */
@@ -75,18 +80,29 @@ static const char *show(const char *s, size_t len, size_t max, char *buf,
 
 /* ---- specs ------------------------------------------------------------ */
 
-enum spec_field { F_PRIO, F_SIZE, F_NODE, F_DISCARD, F_DIRECT, NR_FIELDS };
+enum spec_field {
+	F_PRIO, F_SIZE, F_NODE, F_DISCARD, F_DIRECT,
+	F_USER, F_PASSWORD_FILE, F_TLS, F_REPLICAS, F_ENCRYPT, NR_FIELDS
+};
+
+enum field_use { FOR_ALL, FOR_LOCAL, FOR_REMOTE };
 
 static const struct {
 	const char *name;
 	bool value;		/* takes "=VALUE" */
+	enum field_use use;
 	const char *expect;	/* for "needs a value" */
 } spec_fields[NR_FIELDS] = {
-	[F_PRIO]	= { "prio",	true,  "prio=N with N in 0..32767" },
-	[F_SIZE]	= { "size",	true,  "size=SIZE, at least 2M" },
-	[F_NODE]	= { "node",	true,  "node=N with N in 0..1023" },
-	[F_DISCARD]	= { "discard",	false, NULL },
-	[F_DIRECT]	= { "direct",	false, NULL },
+	[F_PRIO]	= { "prio",	true,  FOR_ALL, "prio=N with N in 0..32767" },
+	[F_SIZE]	= { "size",	true,  FOR_ALL, "size=SIZE, at least 2M" },
+	[F_NODE]	= { "node",	true,  FOR_ALL, "node=N with N in 0..1023" },
+	[F_DISCARD]	= { "discard",	false, FOR_LOCAL, NULL },
+	[F_DIRECT]	= { "direct",	false, FOR_LOCAL, NULL },
+	[F_USER]	= { "user",	true,  FOR_REMOTE, "user=NAME" },
+	[F_PASSWORD_FILE] = { "password-file", true, FOR_REMOTE, "password-file=FILE" },
+	[F_TLS]		= { "tls",	true,  FOR_REMOTE, "tls=off" },
+	[F_REPLICAS]	= { "replicas",	true,  FOR_REMOTE, "replicas=K with K in 0..8" },
+	[F_ENCRYPT]	= { "encrypt",	true,  FOR_REMOTE, "encrypt=on or encrypt=off" },
 };
 
 static bool span_is(const char *s, size_t len, const char *word)
@@ -140,10 +156,112 @@ static int spec_size(const char *v, size_t len, uint64_t *out, char *msg)
 	return 0;
 }
 
+/* A name or a path in a field: printable, no spaces, not empty. */
+static bool spec_word(const char *v, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)v[i] <= 0x20 || v[i] == 0x7f)
+			return false;
+	return len > 0;
+}
+
+static int spec_user(struct swap_spec *sp, const char *v, size_t len,
+		     char *msg)
+{
+	char buf[SHOW_MAX * 4 + 8];
+
+	if (!spec_word(v, len) || len >= sizeof(sp->user)) {
+		err_msg(msg, MSG_LEN, "user \"%s\" is not a user name (expected 1..%zu printable bytes without spaces)",
+			show(v, len, SHOW_MAX, buf, sizeof(buf)),
+			sizeof(sp->user) - 1);
+		return -EINVAL;
+	}
+	memcpy(sp->user, v, len);
+	sp->user[len] = 0;
+	return 0;
+}
+
+static int spec_password_file(struct swap_spec *sp, const char *v, size_t len,
+			      char *msg)
+{
+	char buf[SHOW_MAX * 4 + 8];
+
+	if (!spec_word(v, len) || len >= sizeof(sp->password_file)) {
+		err_msg(msg, MSG_LEN, "password-file \"%s\" is not a file name (expected a path without spaces, at most %zu bytes)",
+			show(v, len, SHOW_MAX, buf, sizeof(buf)),
+			sizeof(sp->password_file) - 1);
+		return -EINVAL;
+	}
+	memcpy(sp->password_file, v, len);
+	sp->password_file[len] = 0;
+	return 0;
+}
+
+static int spec_tls(const char *v, size_t len, char *msg)
+{
+	char buf[SHOW_MAX * 4 + 8];
+
+	if (span_is(v, len, "off"))
+		return 0;
+	if (span_is(v, len, "on"))
+		err_msg(msg, MSG_LEN, "tls=on is not available: this build's hiredis (0.14) has no TLS (expected tls=off; reach the cluster over a network you trust, or through a TLS tunnel)");
+	else
+		err_msg(msg, MSG_LEN, "tls \"%s\" is not on or off (expected tls=off)",
+			show(v, len, SHOW_MAX, buf, sizeof(buf)));
+	return -EINVAL;
+}
+
+static int spec_encrypt(struct swap_spec *sp, const char *v, size_t len,
+			char *msg)
+{
+	char buf[SHOW_MAX * 4 + 8];
+
+	if (span_is(v, len, "on") || span_is(v, len, "off")) {
+		sp->remote_plain = span_is(v, len, "off");
+		return 0;
+	}
+	err_msg(msg, MSG_LEN, "encrypt \"%s\" is not on or off (expected encrypt=on or encrypt=off)",
+		show(v, len, SHOW_MAX, buf, sizeof(buf)));
+	return -EINVAL;
+}
+
+/* One more HOST:PORT of a remote device, appended to sp->seeds. */
+static int spec_seed(struct swap_spec *sp, const char *v, size_t len,
+		     char *msg)
+{
+	char host[RS_HOST_MAX], buf[SHOW_MAX * 4 + 8];
+	size_t have = strlen(sp->seeds);
+	unsigned nr = 1;
+	const char *p;
+	int port;
+
+	if (redis_parse_hostport(v, len, host, sizeof(host), &port)) {
+		err_msg(msg, MSG_LEN, "\"%s\" is not HOST:PORT (expected a host name or address, \":\" and a port in 1..65535; an IPv6 address in brackets)",
+			show(v, len, SHOW_MAX, buf, sizeof(buf)));
+		return -EINVAL;
+	}
+	for (p = sp->seeds; *p; p++)
+		nr += *p == ',';
+	if ((have && nr >= RS_MAX_SEEDS) || have + len + 2 > sizeof(sp->seeds)) {
+		err_msg(msg, MSG_LEN, "too many addresses (expected at most %u, %zu bytes in all)",
+			RS_MAX_SEEDS, sizeof(sp->seeds) - 1);
+		return -EINVAL;
+	}
+	if (have)
+		sp->seeds[have++] = ',';
+	memcpy(sp->seeds + have, v, len);
+	sp->seeds[have + len] = 0;
+	return 0;
+}
+
 /* Apply one "name[=value]" field (already split) to *sp. */
 static int spec_field(struct swap_spec *sp, enum spec_field f, const char *v,
 		      size_t len, char *msg)
 {
+	int replicas;
+
 	switch (f) {
 	case F_PRIO:
 		return spec_int("prio", v, len, 0, SWAP_PRIO_MAX, &sp->prio,
@@ -159,6 +277,20 @@ static int spec_field(struct swap_spec *sp, enum spec_field f, const char *v,
 	case F_DIRECT:
 		sp->direct = true;
 		return 0;
+	case F_USER:
+		return spec_user(sp, v, len, msg);
+	case F_PASSWORD_FILE:
+		return spec_password_file(sp, v, len, msg);
+	case F_TLS:
+		return spec_tls(v, len, msg);
+	case F_REPLICAS:
+		if (spec_int("replicas", v, len, 0, SWAP_REMOTE_REPLICAS_MAX,
+			     &replicas, msg))
+			return -EINVAL;
+		sp->replicas = (unsigned)replicas;
+		return 0;
+	case F_ENCRYPT:
+		return spec_encrypt(sp, v, len, msg);
 	case NR_FIELDS:
 		break;
 	}
@@ -174,17 +306,30 @@ static int spec_option(struct swap_spec *sp, const char *s, size_t len,
 	char buf[SHOW_MAX * 4 + 8];
 	unsigned f;
 
+	const char *fields = sp->remote ? REMOTE_FIELDS : SPEC_FIELDS;
+
 	if (!len) {
-		err_msg(msg, MSG_LEN, "empty field after \",\" (expected " SPEC_FIELDS ")");
+		err_msg(msg, MSG_LEN, "empty field after \",\" (expected %s)",
+			fields);
 		return -EINVAL;
 	}
+	if (sp->remote && !eq && memchr(s, ':', len))
+		return spec_seed(sp, s, len, msg);
 	for (f = 0; f < NR_FIELDS; f++) {
 		if (span_is(s, nlen, spec_fields[f].name))
 			break;
 	}
 	if (f == NR_FIELDS) {
-		err_msg(msg, MSG_LEN, "unknown field \"%s\" (expected " SPEC_FIELDS ")",
-			show(s, nlen, SHOW_MAX, buf, sizeof(buf)));
+		err_msg(msg, MSG_LEN, "unknown field \"%s\" (expected %s)",
+			show(s, nlen, SHOW_MAX, buf, sizeof(buf)), fields);
+		return -EINVAL;
+	}
+	if (spec_fields[f].use == (sp->remote ? FOR_LOCAL : FOR_REMOTE)) {
+		err_msg(msg, MSG_LEN, "%s is for %s (expected %s)",
+			spec_fields[f].name,
+			sp->remote ? "a file or block device, not a redis:// device" :
+				     "a redis:// device, not a file",
+			fields);
 		return -EINVAL;
 	}
 	if (*seen & (1u << f)) {
@@ -262,6 +407,19 @@ static int spec_parse(const char *s, size_t len, struct swap_spec *out,
 	if (ret)
 		return ret;
 	memcpy(sp.path, s, plen);
+	if (plen >= strlen(SWAP_REMOTE_PREFIX) &&
+	    !memcmp(s, SWAP_REMOTE_PREFIX, strlen(SWAP_REMOTE_PREFIX))) {
+		const size_t pre = strlen(SWAP_REMOTE_PREFIX);
+
+		sp.remote = true;
+		if (plen == pre) {
+			err_msg(msg, MSG_LEN, "no address after redis:// (expected " REMOTE_SYNTAX ")");
+			return -EINVAL;
+		}
+		ret = spec_seed(&sp, s + pre, plen - pre, msg);
+		if (ret)
+			return ret;
+	}
 	while (comma) {
 		const char *f = comma + 1;
 
