@@ -274,12 +274,15 @@ static void checksum_runs(void *arg)
 static int submit_runs(struct reclaimer *rc)
 {
 	struct uswap_runtime *rt = rc->rt;
-	const bool verify = !(rt->opt.flags & USWAP_OPT_NO_VERIFY);
 	uint64_t t0 = prim_now_us(), us;
 	const uint32_t *crc = rc->crc;
+	bool verify = false;
 	int nospace = 0;
 	unsigned i, k;
 
+	/* A device keeps checksums (si->csum) when they are wanted (swapon.c). */
+	for (i = 0; i < rc->nr_reqs; i++)
+		verify |= rc->reqs[i].si->csum != NULL;
 	swap_io_write_batch_during(rc->io, rc->reqs, rc->nr_reqs,
 				   verify ? checksum_runs : NULL, rc);
 	us = prim_now_us() - t0;

@@ -110,6 +110,7 @@ struct swap_remote {
 	_Atomic uint16_t *cluster_orders;	/* per cluster, shared */
 	size_t alloc_len;
 	_Atomic bool logged_io;
+	_Atomic uint64_t full_since_us;	/* refused a write (OOM); 0: not */
 };
 
 /* This thread's stores, one per device it used (see "Connections"). */
@@ -774,6 +775,26 @@ void swap_remote_run(struct swap_io *io, struct swap_io_req *reqs,
 	}
 }
 
+/* --- a full cluster --- */
+
+void swap_remote_full(struct swap_info *si)
+{
+	if (si->remote)
+		atomic_store(&si->remote->full_since_us, MAX(prim_now_us(), 1));
+}
+
+bool swap_remote_may_have_room(struct swap_info *si)
+{
+	uint64_t since = si->remote ? atomic_load(&si->remote->full_since_us) : 0;
+
+	if (!since)
+		return true;
+	if (prim_now_us() - since < SWAP_REMOTE_FULL_MS * 1000ull)
+		return false;
+	atomic_store(&si->remote->full_since_us, 0);
+	return true;
+}
+
 /* --- discard --- */
 
 int swap_remote_punch(struct swap_info *si, uint32_t cluster)
@@ -805,6 +826,8 @@ int swap_remote_punch(struct swap_info *si, uint32_t cluster)
 	round_run(&rd);
 	if (dummy.result)
 		atomic_fetch_or(&r->cluster_orders[cluster], orders);
+	else
+		atomic_store(&r->full_since_us, 0);	/* memory came back */
 	return dummy.result;
 }
 

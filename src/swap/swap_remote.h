@@ -55,6 +55,18 @@ void swap_remote_run(struct swap_io *io, struct swap_io_req *reqs,
 /* Is one of reqs[0..n) to a remote device? */
 bool swap_remote_any(const struct swap_io_req *reqs, unsigned n);
 
+/*
+ * A remote device refused a write for lack of memory (OOM, maxmemory):
+ * freeing its slots gives that memory back only when their clusters are
+ * discarded, so it counts as full until a discard has deleted values, or
+ * for SWAP_REMOTE_FULL_MS (other clients may free memory too).
+ * swap_remote_may_have_room() says when it may rejoin the lists; true for
+ * any other device.
+ */
+#define SWAP_REMOTE_FULL_MS	1000u
+void swap_remote_full(struct swap_info *si);
+bool swap_remote_may_have_room(struct swap_info *si);
+
 /* The discard of a freed cluster: UNLINK every value it ever held. */
 int swap_remote_punch(struct swap_info *si, uint32_t cluster);
 

@@ -557,6 +557,7 @@ static void device_room(struct uswap_runtime *rt, unsigned dev)
 {
 	if (atomic_load(&rt->swap_dev_full[dev]) &&
 	    !atomic_load(&rt->swap_dev_failed[dev]) &&
+	    swap_remote_may_have_room(&rt->swap[dev]) &&
 	    atomic_exchange(&rt->swap_dev_full[dev], false))
 		swap_avail_room(rt->avail, dev);
 }
@@ -636,13 +637,30 @@ void swap_release_slots(void *arg, swp_entry_t e, uint32_t nr)
  */
 void swap_device_error(struct uswap_runtime *rt, unsigned dev, int err)
 {
+	struct swap_info *si = &rt->swap[dev];
+
 	if (err == -ENOSPC) {
 		/* The file system is full: a full device, until slots free. */
-		if (swap_log_first(&rt->swap[dev], SWAP_LOGGED_NOSPACE))
+		if (swap_log_first(si, SWAP_LOGGED_NOSPACE))
 			uswap_log("swap device %s: write failed (%s): it counts as "
 				  "full until slots are freed; its folios stay "
 				  "resident or go to the next device",
-				  rt->swap[dev].path, strerror(-err));
+				  si->path, strerror(-err));
+		swap_remote_full(si);
+		device_full(rt, dev);
+		return;
+	}
+	if (swap_remote_is(si)) {
+		/*
+		 * A cluster failing over, or a node out of reach for longer
+		 * than a batch retries: out of use for a while, not for good.
+		 */
+		if (swap_log_first(si, SWAP_LOGGED_NOSPACE))
+			uswap_log("swap device %s: write failed (%s): out of use "
+				  "for %u ms at a time while it fails; its folios "
+				  "stay resident or go to the next device",
+				  si->path, strerror(-err), SWAP_REMOTE_FULL_MS);
+		swap_remote_full(si);
 		device_full(rt, dev);
 		return;
 	}
@@ -650,7 +668,7 @@ void swap_device_error(struct uswap_runtime *rt, unsigned dev, int err)
 		return;
 	uswap_log("swap device %s: write failed (%s): taken out of use; "
 		  "its folios stay resident or go to the next device",
-		  rt->swap[dev].path, strerror(-err));
+		  si->path, strerror(-err));
 	atomic_store(&rt->swap_dev_full[dev], true);
 	swap_avail_full(rt->avail, dev);
 }

@@ -19,51 +19,9 @@ set -u
 . "$(dirname "$0")/lib.sh"
 need_built tests/e2e/redis_store
 need_cmd redis-server redis-cli python3
+. "$(dirname "$0")/redis.lib"
 
 P=$B/tests/e2e/redis_store
-
-free_ports() {	# N: N distinct free loopback ports
-	python3 - "$1" <<'PY'
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    socks.append(s)
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
-}
-
-start_server() {	# PORT [ARGS...]: a redis-server in $T/PORT, up
-	local port=$1 i
-	shift
-	mkdir -p "$T/$port"
-	spawn redis-server --port "$port" --bind 127.0.0.1 --dir "$T/$port" \
-		--save '' --appendonly no "$@" >"$T/$port.log" 2>&1
-	for i in $(seq 100); do
-		redis-cli -p "$port" ping 2>/dev/null | grep -qE "PONG|NOAUTH" && return 0
-		sleep 0.1
-	done
-	cat "$T/$port.log"
-	fail "redis-server on port $port did not start"
-}
-
-cluster_ok() {	# PORT...: every node says cluster_state:ok
-	local p
-	for p in "$@"; do
-		redis-cli -p "$p" cluster info 2>/dev/null |
-			grep -q 'cluster_state:ok' || return 1
-	done
-}
-
-wait_cluster_ok() {	# PORT...
-	local i
-	for i in $(seq 200); do
-		cluster_ok "$@" && return 0
-		sleep 0.1
-	done
-	fail "the cluster on ports $* did not come up: $(redis-cli -p "$1" cluster info | head -1)"
-}
 
 # Hash slots, first without a server.
 "$P" slots >"$T/slots" || fail "$(cat "$T/slots")"
@@ -106,22 +64,7 @@ start_server "$small" --maxmemory 16mb --maxmemory-policy noeviction
 say "$(grep "ok: full" "$T/out")"
 
 # A cluster of 3 masters with a replica each.
-# Each node's cluster bus gets a free port of its own (by default it
-# would be the port + 10000, which may be taken or past 65535).
-read -r -a free <<<"$(free_ports 12)"
-ports=("${free[@]:0:6}")
-for i in 0 1 2 3 4 5; do
-	p=${ports[$i]}
-	mkdir -p "$T/$p"
-	start_server "$p" --cluster-enabled yes --cluster-node-timeout 1000 \
-		--cluster-port "${free[$((i + 6))]}" \
-		--cluster-config-file "$T/$p/nodes.conf"
-done
-seeds=$(printf '127.0.0.1:%s ' "${ports[@]}")
-# shellcheck disable=SC2086
-redis-cli --cluster create $seeds --cluster-replicas 1 --cluster-yes \
-	>"$T/create.log" 2>&1 || fail "cluster create: $(tail -5 "$T/create.log")"
-wait_cluster_ok "${ports[@]}"
+start_cluster
 seed=127.0.0.1:${ports[0]}
 
 keys="foo {user1000}.following foo{}{bar} foo{{bar}}zap uswap:{17}:1 x{y}z"
@@ -136,13 +79,6 @@ say "ok: hash slots as the cluster's"
 grep -q 'cluster, 3 master' "$T/out" || fail "cluster: $(cat "$T/out")"
 say "ok: cluster round trip"
 
-master_id() {	# N: the id of the Nth master (1-based) in CLUSTER NODES
-	redis-cli -p "${ports[0]}" cluster nodes | awk '/master/ && !/fail/ { print $1 }' |
-		sort | sed -n "${1}p"
-}
-master_port() {	# ID: its port
-	redis-cli -p "${ports[0]}" cluster nodes | awk -v id="$1" '$1 == id { split($2, a, "[:@]"); print a[2] }'
-}
 from=$(master_id 1)
 to=$(master_id 2)
 reshard="redis-cli --cluster reshard $seed --cluster-from $from --cluster-to $to --cluster-slots 1000 --cluster-yes >$T/reshard.log 2>&1"
@@ -153,7 +89,7 @@ say "ok: values read back through MOVED after 1000 slots moved"
 
 victim=$(master_port "$(master_id 3)")
 [ -n "$victim" ] || fail "no third master"
-pid=$(redis-cli -p "$victim" info server | awk -F: '/^process_id:/ { print $2 }' | tr -d '\r')
+pid=$(server_pid "$victim")
 [ -n "$pid" ] || fail "no process id for the master on port $victim"
 kill_it="kill -KILL $pid"
 remaining=()

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# Swap on a Redis Cluster (--swap redis://..., src/swap/swap_remote.c),
+# with real redis-server processes on loopback, started here and stopped at
+# exit whatever happens:
+#  - a cluster of 3 masters with a replica each: round trips of 4K, 64K
+#    and 2M folios, with and without the compressed pool in front, with
+#    and without encryption (on by default for a remote device): every
+#    byte verified (stress), pages out and back, sealed unless
+#    encrypt=off, no error counted, and no key left once uswap run ends;
+#  - a master killed with SIGKILL in the middle of a write-heavy run with
+#    replicas=1: the cluster fails over, nothing is lost (every byte
+#    verified), no key left;
+#  - one plain server: a value changed on the server gives the program
+#    SIGBUS, never other bytes (encrypted, and encrypt=off with its
+#    crc32c); the server killed under a running program gives SIGBUS or a
+#    clear error, never wrong data; a server at its maxmemory makes the
+#    device full and the next device takes the folios;
+#  - cleanup: the program killed with SIGKILL leaves no key once uswap run
+#    ends; uswap run itself killed leaves them, and uswap gc deletes them
+#    (and leaves a run that still lives alone).
+# Weight: 20
+set -u
+. "$(dirname "$0")/lib.sh"
+need_built uswap tests/e2e/stress
+need_cmd redis-server redis-cli python3
+need_uffd
+. "$(dirname "$0")/redis.lib"
+
+S=$B/tests/e2e/stress
+
+keys() {	# PORT...: keys on the masters among them
+	local p n=0 k
+	for p in "$@"; do
+		redis-cli -p "$p" role 2>/dev/null | head -1 | grep -q master || continue
+		k=$(redis-cli -p "$p" dbsize) || return 1
+		n=$((n + k))
+	done
+	echo "$n"
+}
+
+check_stats() {	# FILE WHAT ENCRYPTED(yes|no)
+	python3 - "$@" <<'PY' || return 1
+import json, sys
+f, what, sealed = sys.argv[1:]
+v = json.load(open(f))["vmstat"]
+c = {k: v.get(k, 0) for k in ("pswpout", "pswpin", "swap_encrypt", "swap_corrupt",
+                             "swap_io_error", "zswpout", "zswpwb")}
+print("  %s: %s" % (what, c))
+assert c["pswpout"] > 0 and c["pswpin"] > 0, "no swap I/O to the remote device"
+assert c["swap_io_error"] == 0 and c["swap_corrupt"] == 0, "an error was counted"
+if sealed == "yes":
+    assert c["swap_encrypt"] >= c["pswpout"], "pages went out unencrypted"
+else:
+    assert c["swap_encrypt"] == 0, "encrypt=off, yet pages were sealed"
+PY
+}
+
+roundtrip() {	# WHAT SEALED SPEC-SUFFIX [uswap run options...]
+	local what=$1 sealed=$2 suffix=$3 left
+	shift 3
+	"$U" run --max 16M --swap "redis://$seed$suffix" --stats "$T/s.json" "$@" -- \
+		"$S" --mmap --size 48M --threads 2 --ops 2000 >"$T/out" 2>&1 ||
+		fail "$what: exit $?: $(cat "$T/out")"
+	grep -q 'all bytes verified' "$T/out" || fail "$what: $(cat "$T/out")"
+	check_stats "$T/s.json" "$what" "$sealed" || fail "$what: $(cat "$T/out")"
+	left=$(keys "${ports[@]}")
+	[ "$left" = 0 ] || fail "$what: $left keys left after the run"
+}
+
+start_cluster
+# Every node a seed: cleanup finds the cluster whichever node is down.
+seed=$(printf '127.0.0.1:%s,' "${ports[@]}")
+seed=${seed%,}
+roundtrip "4K folios" yes "" --folio 4K
+roundtrip "64K folios" yes "" --folio 64K
+roundtrip "2M folios" yes "" --folio 2M
+roundtrip "64K folios, the pool in front" yes "" --folio 64K --zswap lz4 --zswap-max 10
+roundtrip "64K folios, encrypt=off" no ",encrypt=off" --folio 64K
+roundtrip "4K folios, --verify off, encrypt=off (crc32c kept)" no ",encrypt=off" --folio 4K --verify off
+say "ok: round trips through the cluster, no key left"
+
+# A master killed while a write-heavy run swaps through it, replicas=1.
+victim=$(master_port "$(master_id 3)")
+vpid=$(server_pid "$victim")
+[ -n "$vpid" ] || fail "no process id for the master on port $victim"
+"$U" run --max 16M --swap "redis://$seed,replicas=1" --stats "$T/k.json" -- \
+	"$S" --mmap --size 64M --threads 2 --ops 60000 --write-ratio 80 >"$T/out" 2>&1 &
+run=$!
+sleep 1
+kill -KILL "$vpid"
+wait "$run" || fail "a master killed: exit $?: $(cat "$T/out")"
+grep -q 'all bytes verified' "$T/out" || fail "a master killed: $(cat "$T/out")"
+remaining=()
+for p in "${ports[@]}"; do [ "$p" != "$victim" ] && remaining+=("$p"); done
+wait_cluster_ok "${remaining[@]}"
+python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["vmstat"]; print("  ", {k: v.get(k, 0) for k in ("pswpout", "pswpin", "swap_io_error", "swap_corrupt")})' "$T/k.json"
+[ "$(vmstat "$T/k.json" swap_corrupt)" = 0 ] || fail "a master killed: swap_corrupt"
+left=$(keys "${remaining[@]}")
+[ "$left" = 0 ] || fail "a master killed: $left keys left: $(cat "$T/out")"
+say "ok: a master killed with SIGKILL during a write-heavy run (replicas=1): every byte verified"
+
+# One plain server.
+read -r single <<<"$(free_ports 1)"
+start_server "$single" --maxmemory-policy noeviction
+one=127.0.0.1:$single
+
+# A value changed on the server: SIGBUS, never other bytes.
+cat >"$T/tamper.py" <<'PY'
+import hashlib, sys
+n = 48 << 20
+m = bytearray(n)
+for i in range(0, n, 4096):
+    m[i:i + 16] = (b"%015d|" % i)
+want = hashlib.sha256(m).hexdigest()
+print("ready", flush=True)
+sys.stdin.readline()
+got = hashlib.sha256(m).hexdigest()
+print("same" if got == want else "DIFFERENT", flush=True)
+PY
+tamper() {	# SPEC-SUFFIX WHAT
+	local fifo=$T/fifo rc
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	"$U" run --max 8M --folio 4K --swap "redis://$one$1" -- \
+		python3 "$T/tamper.py" <"$fifo" >"$T/out" 2>"$T/err" &
+	run=$!
+	exec 7>"$fifo"
+	wait_line "$T/out" ready || fail "tamper: the program did not start: $(cat "$T/err")"
+	n=0
+	for k in $(redis-cli -p "$single" --scan --pattern 'us:{*'); do
+		redis-cli -p "$single" setrange "$k" 100 X >/dev/null
+		n=$((n + 1))
+	done
+	[ "$n" -gt 0 ] || fail "tamper $2: nothing was swapped out"
+	echo go >&7
+	exec 7>&-
+	wait "$run"
+	rc=$?
+	grep -q DIFFERENT "$T/out" && fail "tamper $2: the program read other bytes"
+	[ "$rc" = 135 ] || fail "tamper $2: exit $rc, not SIGBUS: $(cat "$T/out" "$T/err")"
+	grep -q 'SIGBUS' "$T/err" || fail "tamper $2: no message: $(cat "$T/err")"
+	say "ok: $n values changed on the server ($2): SIGBUS, $(grep -c . "$T/err") line(s) said"
+}
+tamper "" "encrypted"
+tamper ",encrypt=off" "encrypt=off, crc32c"
+redis-cli -p "$single" flushall >/dev/null
+
+# A full server: the device is full, the next one takes the folios.
+read -r small <<<"$(free_ports 1)"
+start_server "$small" --maxmemory 12mb --maxmemory-policy noeviction
+"$U" run --max 16M --swap "redis://127.0.0.1:$small,prio=10" --swap "$T/file,prio=1" \
+	--stats "$T/f.json" -- "$S" --mmap --size 64M --threads 2 --ops 2000 >"$T/out" 2>&1 ||
+	fail "a full server: exit $?: $(cat "$T/out")"
+grep -q 'all bytes verified' "$T/out" || fail "a full server: $(cat "$T/out")"
+python3 - "$T/f.json" <<'PY' || fail "a full server: $(cat "$T/out")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+devs = {x["type"]: x["pswpout"] for x in d["swaps"]}
+print("   pages out:", devs, "swap_full:", d["vmstat"]["swap_full"])
+assert devs["remote"] > 0 and devs["file"] > 0, "both devices should have taken pages"
+assert d["vmstat"]["max_overrun"] == 0, "resident memory went past --max"
+PY
+say "ok: a server at its maxmemory: the device fills, the file takes the rest, every byte verified"
+
+# The program killed with SIGKILL: no key left when uswap run ends.
+"$U" run --max 8M --swap "redis://$one" -- python3 -c '
+import os, time
+m = bytearray(48 << 20)
+for i in range(0, len(m), 4096): m[i] = 1
+print(os.getpid(), flush=True)
+time.sleep(60)' >"$T/out" 2>&1 &
+run=$!
+wait_line "$T/out" '^[0-9]' || fail "the program did not start"
+[ "$(keys "$single")" -gt 0 ] || fail "nothing swapped to the server"
+kill -KILL "$(head -1 "$T/out")"
+wait "$run"
+left=$(keys "$single")
+[ "$left" = 0 ] || fail "the program killed: $left keys left after uswap run"
+say "ok: the program killed with SIGKILL: uswap run deleted its keys"
+
+# uswap run killed too: the keys stay, uswap gc deletes them; a live run's
+# keys are left alone.
+"$U" run --max 8M --swap "redis://$one" -- python3 -c '
+import os, time
+m = bytearray(48 << 20)
+for i in range(0, len(m), 4096): m[i] = 1
+print(os.getpid(), flush=True)
+time.sleep(60)' >"$T/live" 2>&1 &
+live=$!
+wait_line "$T/live" '^[0-9]' || fail "the live program did not start"
+"$U" run --max 8M --swap "redis://$one" -- python3 -c '
+import os, time
+m = bytearray(48 << 20)
+for i in range(0, len(m), 4096): m[i] = 1
+print(os.getpid(), flush=True)
+time.sleep(60)' >"$T/out" 2>&1 &
+run=$!
+wait_line "$T/out" '^[0-9]' || fail "the program did not start"
+before=$(keys "$single")
+kill -KILL "$run" "$(head -1 "$T/out")"
+wait "$run" 2>/dev/null
+sleep 0.2
+[ "$(keys "$single")" = "$before" ] || fail "keys went without uswap run"
+"$U" gc "redis://$one" >"$T/gc" 2>&1 || fail "uswap gc: exit $?: $(cat "$T/gc")"
+grep -q ': 1 ended run, ' "$T/gc" || fail "uswap gc: $(cat "$T/gc")"
+after=$(keys "$single")
+[ "$after" -gt 0 ] && [ "$after" -lt "$before" ] ||
+	fail "uswap gc: $before keys before, $after after (the live run's must stay)"
+kill -KILL "$(head -1 "$T/live")"
+wait "$live"
+[ "$(keys "$single")" = 0 ] || fail "the live run's keys stayed after it ended"
+say "ok: uswap run killed: uswap gc deleted $((before - after)) keys, and left the live run's"
+
+# The server killed under a running program: SIGBUS or a clear error,
+# never wrong data (stress checks every byte it reads).
+"$U" run --max 16M --swap "redis://$one" -- \
+	"$S" --mmap --size 48M --threads 2 --ops 200000 >"$T/out" 2>&1 &
+run=$!
+sleep 1
+kill -KILL "$(server_pid "$single")"
+wait "$run"
+rc=$?
+grep -qi 'mismatch\|wrong\|expected' "$T/out" && fail "the server killed: the program read other bytes: $(cat "$T/out")"
+[ "$rc" = 135 ] || [ "$rc" = 125 ] || fail "the server killed: exit $rc: $(cat "$T/out")"
+grep -q 'SIGBUS\|swap device' "$T/out" || fail "the server killed: no message: $(cat "$T/out")"
+say "ok: the server killed: exit $rc, $(grep -m1 'SIGBUS\|swap device' "$T/out")"
