@@ -231,6 +231,16 @@ const struct option option_table[] = {
 		       "else growing with the free space); "
 		       "node (default: from sysfs); discard: give freed clusters back; "
 		       "direct: O_DIRECT or fail.  "
+		       "SPEC redis://HOST:PORT[,HOST:PORT...][,prio=N][,size=SIZE][,node=N]"
+		       "[,user=U][,password-file=F][,replicas=K][,encrypt=on|off] is a Redis "
+		       "Cluster, or one server, whose maxmemory-policy is noeviction "
+		       "(docs/far-memory.md): any node a seed; size the slot space "
+		       "(default --swap-size, else 16G); user and password-file (mode "
+		       "0600) for AUTH; replicas: WAIT for K copies before a folio leaves "
+		       "memory; encrypt: on by default, whatever --encrypt says; tls=on is "
+		       "refused (no TLS in this build's hiredis).  uswap run deletes its "
+		       "values when its tree has ended; uswap gc SPEC deletes those of runs "
+		       "that were killed.  "
 		       "--swap none: no device, the pool is the only tier (as zram; --zswap is required)",
 	       .default_text = "one unnamed file in --swap-dir" },
 	.kind = OPTION_TEXT, OPTION_FIELD(swap), .flag = USWAP_OPT_NO_SWAP_FILE,

@@ -206,7 +206,7 @@ int swap_remote_run_begin(char id[SWAP_REMOTE_RUN_LEN + 1], char *lock,
 	if (setenv(SWAP_REMOTE_RUN_ENV, id, 1) ||
 	    setenv("USWAP_RUN_LOCK", lock, 1) ||
 	    setenv("USWAP_RUN_OWNER", owner, 1)) {
-		unlink(lock);
+		prim_unlinkat(AT_FDCWD, lock, 0);
 		return -ENOMEM;
 	}
 	return 0;
@@ -221,7 +221,7 @@ static int lock_open(const char *path)
 
 	if (fd < 0)
 		return fd;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+	if (prim_fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
 		prim_close(fd);
 		return -EPERM;
 	}
@@ -239,7 +239,7 @@ bool swap_remote_run_over(const char *path)
 			prim_close(fd);
 		return false;
 	}
-	unlink(path);
+	prim_unlinkat(AT_FDCWD, path, 0);
 	prim_close(fd);
 	return true;
 }
@@ -314,7 +314,7 @@ static int read_password(const char *file, char *out, size_t len, char *err,
 			 strerror(-fd));
 		return fd;
 	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	if (prim_fstat(fd, &st) || !S_ISREG(st.st_mode) ||
 	    (st.st_uid != geteuid() && st.st_uid != 0) ||
 	    (st.st_mode & 077)) {
 		snprintf(err, errlen, "password-file %s: must be a regular file of yours that nobody else may read or write (chmod 600)",

@@ -134,7 +134,72 @@ static const struct bad_spec {
 	{ " /x", "path \" /x\" begins or ends with a space" },
 	{ "/de\t,direct", "path \"/de\\x09\" contains a control character" },
 	{ "/a\nb", "path \"/a\\x0ab\" contains a control character" },
+	/* remote devices */
+	{ "redis://", "no address after redis://" },
+	{ "redis://host", "\"host\" is not HOST:PORT" },
+	{ "redis://h:0", "\"h:0\" is not HOST:PORT" },
+	{ "redis://h:65536", "is not HOST:PORT" },
+	{ "redis://::1:6379", "is not HOST:PORT" },
+	{ "redis://h:1,g:x", "\"g:x\" is not HOST:PORT" },
+	{ "redis://h:1,tls=on", "tls=on is not available: this build's hiredis (0.14) has no TLS" },
+	{ "redis://h:1,tls=maybe", "tls \"maybe\" is not on or off" },
+	{ "redis://h:1,replicas=9", "replicas 9 is out of range (expected 0..8)" },
+	{ "redis://h:1,encrypt=no", "encrypt \"no\" is not on or off" },
+	{ "redis://h:1,user=", "user \"\" is not a user name" },
+	{ "redis://h:1,user=a b", "user \"a b\" is not a user name" },
+	{ "redis://h:1,password-file=", "password-file \"\" is not a file name" },
+	{ "redis://h:1,discard", "discard is for a file or block device, not a redis:// device" },
+	{ "redis://h:1,direct", "direct is for a file or block device" },
+	{ "redis://h:1,foo", "unknown field \"foo\" (expected HOST:PORT, prio=" },
+	{ "/x,replicas=1", "replicas is for a redis:// device, not a file" },
+	{ "/x,user=alice", "user is for a redis:// device" },
+	{ "redis://h:1,a:1,b:2,c:3,d:4,e:5,f:6,g:7,h:8,i:9,j:10,k:11,l:12,m:13,n:14,o:15,p:16", "too many addresses" },
 };
+
+static const struct remote_spec {
+	const char *in, *seeds, *user, *password_file;
+	unsigned replicas;
+	bool plain;
+	int prio;
+	uint64_t size;
+} remote_specs[] = {
+	{ "redis://127.0.0.1:6379", "127.0.0.1:6379", "", "", 0, false, AUTO, 0 },
+	{ "redis://a:1,b:2,[::1]:3,prio=5,size=8G,replicas=1,user=alice,password-file=/p,tls=off,encrypt=off",
+	  "a:1,b:2,[::1]:3", "alice", "/p", 1, true, 5, 8 * G },
+	{ "redis://h.example:7000,encrypt=on,replicas=8", "h.example:7000", "", "", 8, false, AUTO, 0 },
+};
+
+static void test_spec_remote(void)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(remote_specs); i++) {
+		const struct remote_spec *r = &remote_specs[i];
+		struct swap_spec sp;
+		char err[512] = "";
+		int ret = swap_spec_parse(r->in, &sp, err, sizeof(err));
+
+		CHECK(!ret, "spec \"%s\": %d %s", r->in, ret, err);
+		if (ret)
+			continue;
+		CHECK(sp.remote, "spec \"%s\": not remote", r->in);
+		CHECK(!strcmp(sp.seeds, r->seeds), "spec \"%s\": seeds \"%s\"", r->in, sp.seeds);
+		CHECK(!strcmp(sp.user, r->user), "spec \"%s\": user \"%s\"", r->in, sp.user);
+		CHECK(!strcmp(sp.password_file, r->password_file),
+		      "spec \"%s\": password-file \"%s\"", r->in, sp.password_file);
+		CHECK(sp.replicas == r->replicas && sp.remote_plain == r->plain &&
+		      sp.prio == r->prio && sp.size == r->size,
+		      "spec \"%s\": replicas %u plain %d prio %d size %llu", r->in,
+		      sp.replicas, sp.remote_plain, sp.prio, (unsigned long long)sp.size);
+	}
+	{
+		struct swap_spec sp;
+		char err[512];
+
+		CHECK(!swap_spec_parse("/redis://x", &sp, err, sizeof(err)) && !sp.remote,
+		      "a path that only contains redis:// is a file");
+	}
+}
 
 static void test_spec_good(void)
 {
@@ -918,6 +983,7 @@ static void test_sysfs_paths(void)
 static const struct t_case cases[] = {
 	T_CASE(spec_good, "--swap specs accepted: path, prio, size, node, flags"),
 	T_CASE(spec_bad, "--swap specs refused with their message, output untouched"),
+	T_CASE(spec_remote, "redis:// specs: seeds, user, password-file, replicas, encrypt"),
 	T_CASE(spec_limits, "path length limits, a short or NULL error buffer"),
 	T_CASE(swaptab_good, "a uswaptab's lines, comments and blanks"),
 	T_CASE(swaptab_bad, "a bad uswaptab line is refused, naming its line"),
