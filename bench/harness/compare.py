@@ -35,6 +35,7 @@ from .machine import Machine, SetupError, sync_drop_caches
 from .parse import POOL_COLUMNS, RUNS_COLUMNS, UswapStats, tsv_line
 from .util import (ROOT, Fatal, Interrupted, block_signals, loadavg1, raise_on_signals,
                    read_first_line, remove, require_root, say, to_bytes, uninterrupted, words)
+from .rediscluster import Cluster
 from .workload import Workloads, children_cpu, dev_path, exit_status, start, uswap_argv
 
 PROG = "bench/compare"
@@ -55,6 +56,11 @@ redis-benchmark) under uswap and under the kernel's swap, interleaved.
                                           DIR/uswap-bench.a,prio=5 --swap
                                           DIR/uswap-bench.b,prio=5), per
                                           --folios; uswap-3dev ... uswap-15dev
+                       uswap-redis        uswap with a Redis Cluster as its
+                                          one swap device: 3 masters on
+                                          loopback, started and stopped here
+                                          (--swap redis://...; encrypted, as
+                                          by default), per --folios
                        uswap-lz4, uswap-zstd, uswap-deflate
                                           uswap --zswap COMP in front of its
                                           swap file, per --folios and, for
@@ -937,7 +943,11 @@ def run(argv):
     m.hold = f"{o.out}/.hold"
     m.dev_files = [dev_path(o.swap_dir, i) for i in range(15)]
     status = 0
+    o.redis_cluster = None
     try:
+        if any(c.remote for c in cfgs.runnable):
+            o.redis_cluster = Cluster(o.redis_server).start()
+            say(f"{PROG}: a Redis Cluster on loopback for uswap-redis: {o.redis_cluster.seeds}")
         prepare(o, cfgs, m)
         measure(o, cfgs, m)
     except Interrupted:
@@ -948,6 +958,8 @@ def run(argv):
             say(e.msg)
         status = e.status
     finally:
+        if o.redis_cluster:
+            o.redis_cluster.stop()
         restore(m)
     if status:
         return status

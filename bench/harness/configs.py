@@ -40,14 +40,16 @@ class Config:
              equal priority
     v1       uswap's pool as the kernel's zswap is under cgroup v1: not
              charged, keeping incompressible pages, reclaim at the limit
+    remote   uswap's only swap device is a Redis Cluster on loopback
+             (uswap-redis; bench/harness/rediscluster.py)
     base     run with the --base binary (a build to compare with)
     """
 
     def __init__(self, name, kind, folio=None, comp=None, unit=None, thp=False, devs=0,
-                 v1=False, base=False):
+                 v1=False, base=False, remote=False):
         self.name, self.kind, self.folio, self.comp = name, kind, folio, comp
         self.unit, self.thp, self.devs, self.v1 = unit, thp, devs, v1
-        self.base = base
+        self.base, self.remote = base, remote
         self.unavailable = None      # why the kernel cannot run it
         self.stands_in_for = None    # the compressor it replaces (lzo-rle for lz4)
         self.ref_zswap = None        # the kernel's zswap it is compared with
@@ -115,7 +117,8 @@ class ConfigSet:
             items.append((name, c))
             if c.kind == "uswap":
                 twin = Config(f"base-{name}", "uswap", folio=c.folio, comp=c.comp,
-                              unit=c.unit, thp=c.thp, devs=c.devs, v1=c.v1, base=True)
+                              unit=c.unit, thp=c.thp, devs=c.devs, v1=c.v1, base=True,
+                              remote=c.remote)
                 items.append((twin.name, twin))
         self.by_name = dict(items)
 
@@ -160,6 +163,9 @@ class ConfigSet:
             self._uswap_zswap(word[len("uswap-"):], False)
         elif word in ("uswap-lz4-v1", "uswap-zstd-v1", "uswap-deflate-v1"):
             self._uswap_zswap(word[len("uswap-"):-len("-v1")], True)
+        elif word == "uswap-redis":
+            for f in self.folios:
+                self._add(f"uswap-redis-{f}", "uswap", folio=f, remote=True)
         elif re.match(r"^uswap-([2-9]|1[0-5])dev$", word):
             n = int(word[len("uswap-"):-len("dev")])
             for f in self.folios:
@@ -174,7 +180,7 @@ class ConfigSet:
             self._add("ceiling", "ceiling")
         else:
             raise Fatal(f"bench/compare: --configs '{word}': expected uswap, uswap-2dev (to "
-                        "uswap-15dev), uswap-lz4, uswap-zstd, uswap-deflate (each also -v1), "
+                        "uswap-15dev), uswap-redis, uswap-lz4, uswap-zstd, uswap-deflate (each also -v1), "
                         "kernel-swapfile, kernel-zswap-COMP, zram-COMP, ceiling, "
                         "compressed-tier or devices", 2)
 

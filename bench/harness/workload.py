@@ -83,6 +83,8 @@ def uswap_argv(o, c, stats, prog_argv):
          o.swap_dir, "--stats", stats]
     for i in range(c.devs):
         a += ["--swap", f"{dev_path(o.swap_dir, i)},prio={DEV_PRIO}"]
+    if c.remote:
+        a += ["--swap", f"redis://{o.redis_cluster.seeds}"]
     if c.comp:
         a += ["--zswap", uswap_comp_arg(c.comp, o.zstd_level), "--zswap-max", str(o.zswap_max),
               "--zswap-accept", str(o.zswap_accept)]

@@ -284,7 +284,7 @@ void swap_wipe_run(struct swap_wipe *w)
 
 		if (swap_remote_delete_run(&w->remote[k], w->run_id, &n, err,
 					   sizeof(err)))
-			uswap_log("swap device %s: %s (uswap gc removes them)",
+			uswap_log("swap device %s: the run's values were not deleted (%s); uswap gc removes them",
 				  w->remote[k].path, err);
 	}
 	w->nr_remote = 0;

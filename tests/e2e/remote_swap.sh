@@ -87,6 +87,7 @@ vpid=$(server_pid "$victim")
 	"$S" --mmap --size 64M --threads 2 --ops 60000 --write-ratio 80 >"$T/out" 2>&1 &
 run=$!
 sleep 1
+kill -0 "$run" 2>/dev/null || fail "a master killed: the run ended before the kill: $(cat "$T/out")"
 kill -KILL "$vpid"
 wait "$run" || fail "a master killed: exit $?: $(cat "$T/out")"
 grep -q 'all bytes verified' "$T/out" || fail "a master killed: $(cat "$T/out")"
@@ -217,6 +218,7 @@ say "ok: uswap run killed: uswap gc deleted $((before - after)) keys, and left t
 	"$S" --mmap --size 48M --threads 2 --ops 200000 >"$T/out" 2>&1 &
 run=$!
 sleep 1
+kill -0 "$run" 2>/dev/null || fail "the server killed: the run ended before the kill: $(cat "$T/out")"
 kill -KILL "$(server_pid "$single")"
 wait "$run"
 rc=$?
