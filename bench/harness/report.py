@@ -831,6 +831,31 @@ class Report:
                                  what, unit(w), series, xtics=[str(n) for n, _ in steps])
             self.image(img, f"{w} with N {what}")
 
+    def remote_section(self):
+        steps = [(int(x), st) for x, st in self.numbered("remote")]
+        if not steps:
+            return
+        st0 = steps[0][1]
+        self.w("## Far memory: a Redis Cluster as the swap device")
+        self.w()
+        self.w(f"Steps `remote-N`: {st0.res.get('size', 0) >> 20} MiB under "
+               f"{st0.res.get('budget', 0) >> 20} MiB with N threads. `uswap-redis-F` has one "
+               "swap device, a Redis Cluster of 3 masters on loopback (`--swap redis://...`, "
+               "encrypted as by default; docs/far-memory.md), started and stopped by "
+               "bench/compare; `uswap-F` has its swap file; the kernel its swap file. The "
+               "servers run on the same CPUs as the workload. Goals: sequential write "
+               ">= 1x the kernel's swap file, pmbench-zipf >= 0.5x.")
+        self.w()
+        for w in ("seq-write", "pmbench-zipf"):
+            have = [(n, st) for n, st in steps if w in st.workloads]
+            if not have:
+                continue
+            series, _ = self.series_table(w, have, lambda n: f"N={n}", "N threads")
+            img = self.plot.plot(f"remote-{w}", f"{w}: a Redis Cluster as the swap device, "
+                                 "N threads", "threads", unit(w), series,
+                                 xtics=[str(n) for n, _ in have])
+            self.image(img, f"{w} with a Redis Cluster as the swap device")
+
     def perf_section(self):
         st = self.steps.get("perf")
         main = self.steps.get("main")
@@ -1053,6 +1078,7 @@ class Report:
         self.crypt_section()
         self.sweep_section()
         self.scaling_section()
+        self.remote_section()
         self.perf_section()
         self.caveats()
         self.failures_section()

@@ -26,6 +26,11 @@ kernel's cgroup limit, three rounds):
                to 8: sequential write, and skewed random access
   threads-N, procs-N, pmthreads-N
                256M under 128M with N threads or N processes
+  remote-N     256M under 128M with N threads (1, 2, 4): sequential write
+               and skewed random access, uswap with a Redis Cluster on
+               loopback as its swap device (uswap-redis: 3 masters, started
+               and stopped by compare) against its swap file and the
+               kernel's
   perf         one profiled run per configuration (perf record -g)
 
 Each step runs only the configurations that tell something for its
@@ -56,7 +61,7 @@ from . import probe, report
 from .util import ROOT, loadavg3, require_root, say as _say, words
 
 PROG = "bench/suite"
-STEPS = ("main", "redis", "compressors", "crypt", "sweep", "scaling", "perf")
+STEPS = ("main", "redis", "compressors", "crypt", "sweep", "scaling", "remote", "perf")
 CRYPT_ROUNDS = 5
 KERNEL = "kernel-swapfile kernel-zswap-lzo-rle zram-lz4"
 
@@ -65,7 +70,8 @@ Runs the benchmark steps with bench/compare (crypt: bench/crypt-cost) and
 writes DOCS/benchmarks.md and DOCS/bench/*.svg with bench/report.
   --out DIR      where the runs go (default build/bench/suite-DATE)
   --docs DIR     where the report goes (default docs)
-  --steps "S ..." main, compressors, crypt, sweep, scaling, perf (default all)
+  --steps "S ..." main, redis, compressors, crypt, sweep, scaling, remote, perf
+                 (default all)
   --rounds R     rounds per compare step (default 3; crypt: {CRYPT_ROUNDS})
   --wait-quiet S compare --wait-quiet (default 2)
   --mini         tiny sizes and short runs, to try the pipeline (not for
@@ -111,8 +117,8 @@ class Options:
             self.usage(f"--rounds '{self.rounds}': expected a number >= 1")
         for s in self.steps:
             if s not in STEPS:
-                self.usage(f"--steps '{s}': expected main, compressors, crypt, sweep, scaling "
-                           "or perf")
+                self.usage(f"--steps '{s}': expected main, redis, compressors, crypt, sweep, "
+                           "scaling, remote or perf")
 
     @staticmethod
     def usage(msg):
@@ -300,6 +306,13 @@ class Suite:
                               "--no-pool-table")
             elif s == "scaling":
                 self.scaling(z)
+            elif s == "remote":
+                for n in (1, 2, 4):
+                    self.step(f"remote-{n}", "--size", z.small, "--budget", z.small_budget,
+                              "--workload", "seq-write pmbench-zipf", "--threads", str(n),
+                              "--pm-duration", z.pm_short,
+                              "--configs", "kernel-swapfile uswap uswap-redis",
+                              "--folios", "4K 64K", "--rand-folios", "4K", "--no-pool-table")
             elif s == "perf":
                 if not shutil.which("perf"):
                     say("no perf: the perf step is skipped")
