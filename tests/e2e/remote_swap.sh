@@ -10,7 +10,9 @@
 #  - a master killed with SIGKILL in the middle of a write-heavy run with
 #    replicas=1: the cluster fails over, nothing is lost (every byte
 #    verified), no key left;
-#  - one plain server: a value changed on the server gives the program
+#  - one plain server: a forking Python program whose children read what
+#    their parent swapped out and swap out their own changes; a value
+#    changed on the server gives the program
 #    SIGBUS, never other bytes (encrypted, and encrypt=off with its
 #    crc32c); the server killed under a running program gives SIGBUS or a
 #    clear error, never wrong data; a server at its maxmemory makes the
@@ -145,6 +147,36 @@ tamper() {	# SPEC-SUFFIX WHAT
 tamper "" "encrypted"
 tamper ",encrypt=off" "encrypt=off, crc32c"
 redis-cli -p "$single" flushall >/dev/null
+
+# Fork: three children read what their parent swapped out (the tree's
+# one slot space; each child's fault threads open their own connections)
+# and swap out their own copy-on-write changes.
+cat >"$T/fork.py" <<'PY'
+import hashlib, os
+n = 48 << 20
+m = bytearray(n)
+for i in range(0, n, 4096):
+    m[i:i + 16] = (b"%015d|" % i)
+want = hashlib.sha256(m).hexdigest()
+kids = []
+for k in range(3):
+    pid = os.fork()
+    if pid == 0:
+        ok = hashlib.sha256(m).hexdigest() == want
+        for i in range(k * 4096, n, 3 * 4096):
+            m[i + 20] = 65 + k
+        ok = ok and all(m[i + 20] == 65 + k for i in range(k * 4096, n, 3 * 4096))
+        os._exit(0 if ok else 1)
+    kids.append(pid)
+bad = sum(os.waitpid(p, 0)[1] != 0 for p in kids)
+print("children bad:", bad, "parent intact:", hashlib.sha256(m).hexdigest() == want)
+PY
+"$U" run --max 8M --swap "redis://$one" --stats "$T/fork.json" -- python3 "$T/fork.py" >"$T/out" 2>&1 ||
+	fail "fork: exit $?: $(cat "$T/out")"
+grep -q 'children bad: 0 parent intact: True' "$T/out" || fail "fork: $(cat "$T/out")"
+[ "$(vmstat "$T/fork.json" pswpin)" -gt 0 ] || fail "fork: nothing came back from the server"
+[ "$(keys "$single")" = 0 ] || fail "fork: keys left"
+say "ok: fork: children read their parent's swapped pages and swap their own"
 
 # A full server: the device is full, the next one takes the folios.
 read -r small <<<"$(free_ports 1)"
