@@ -156,46 +156,28 @@ static int spec_size(const char *v, size_t len, uint64_t *out, char *msg)
 	return 0;
 }
 
-/* A name or a path in a field: printable, no spaces, not empty. */
-static bool spec_word(const char *v, size_t len)
+/*
+ * A name or a path in a field (user=, password-file=): printable, no
+ * spaces, not empty, shorter than dstlen; copied into dst.  what says
+ * what it should be, for the message.
+ */
+static int spec_word(const char *name, const char *what, const char *v,
+		     size_t len, char *dst, size_t dstlen, char *msg)
 {
+	char buf[SHOW_MAX * 4 + 8];
 	size_t i;
 
 	for (i = 0; i < len; i++)
 		if ((unsigned char)v[i] <= 0x20 || v[i] == 0x7f)
-			return false;
-	return len > 0;
-}
-
-static int spec_user(struct swap_spec *sp, const char *v, size_t len,
-		     char *msg)
-{
-	char buf[SHOW_MAX * 4 + 8];
-
-	if (!spec_word(v, len) || len >= sizeof(sp->user)) {
-		err_msg(msg, MSG_LEN, "user \"%s\" is not a user name (expected 1..%zu printable bytes without spaces)",
-			show(v, len, SHOW_MAX, buf, sizeof(buf)),
-			sizeof(sp->user) - 1);
+			break;
+	if (!len || i < len || len >= dstlen) {
+		err_msg(msg, MSG_LEN, "%s \"%s\" is not %s (expected 1..%zu printable bytes without spaces)",
+			name, show(v, len, SHOW_MAX, buf, sizeof(buf)), what,
+			dstlen - 1);
 		return -EINVAL;
 	}
-	memcpy(sp->user, v, len);
-	sp->user[len] = 0;
-	return 0;
-}
-
-static int spec_password_file(struct swap_spec *sp, const char *v, size_t len,
-			      char *msg)
-{
-	char buf[SHOW_MAX * 4 + 8];
-
-	if (!spec_word(v, len) || len >= sizeof(sp->password_file)) {
-		err_msg(msg, MSG_LEN, "password-file \"%s\" is not a file name (expected a path without spaces, at most %zu bytes)",
-			show(v, len, SHOW_MAX, buf, sizeof(buf)),
-			sizeof(sp->password_file) - 1);
-		return -EINVAL;
-	}
-	memcpy(sp->password_file, v, len);
-	sp->password_file[len] = 0;
+	memcpy(dst, v, len);
+	dst[len] = 0;
 	return 0;
 }
 
@@ -278,9 +260,11 @@ static int spec_field(struct swap_spec *sp, enum spec_field f, const char *v,
 		sp->direct = true;
 		return 0;
 	case F_USER:
-		return spec_user(sp, v, len, msg);
+		return spec_word("user", "a user name", v, len, sp->user,
+				 sizeof(sp->user), msg);
 	case F_PASSWORD_FILE:
-		return spec_password_file(sp, v, len, msg);
+		return spec_word("password-file", "a file name", v, len,
+				 sp->password_file, sizeof(sp->password_file), msg);
 	case F_TLS:
 		return spec_tls(v, len, msg);
 	case F_REPLICAS:

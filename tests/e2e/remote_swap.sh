@@ -24,11 +24,13 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 need_built uswap tests/e2e/stress
-need_cmd redis-server redis-cli python3
+need_cmd redis-server redis-cli python3 pgrep pkill setsid
 need_uffd
 . "$(dirname "$0")/redis.lib"
 
 S=$B/tests/e2e/stress
+# uswap run's lock files (and statistics directories) go into $T.
+export TMPDIR=$T
 
 keys() {	# PORT...: keys on the masters among them
 	local p n=0 k
@@ -57,11 +59,11 @@ else:
 PY
 }
 
-roundtrip() {	# WHAT SEALED SPEC-SUFFIX [uswap run options...]
-	local what=$1 sealed=$2 suffix=$3 left
-	shift 3
+roundtrip() {	# WHAT SEALED SPEC-SUFFIX OPS [uswap run options...]
+	local what=$1 sealed=$2 suffix=$3 ops=$4 left
+	shift 4
 	"$U" run --max 16M --swap "redis://$seed$suffix" --stats "$T/s.json" "$@" -- \
-		"$S" --mmap --size 48M --threads 2 --ops 2000 >"$T/out" 2>&1 ||
+		"$S" --mmap --size 48M --threads 2 --ops "$ops" >"$T/out" 2>&1 ||
 		fail "$what: exit $?: $(cat "$T/out")"
 	grep -q 'all bytes verified' "$T/out" || fail "$what: $(cat "$T/out")"
 	check_stats "$T/s.json" "$what" "$sealed" || fail "$what: $(cat "$T/out")"
@@ -73,12 +75,12 @@ start_cluster
 # Every node a seed: cleanup finds the cluster whichever node is down.
 seed=$(printf '127.0.0.1:%s,' "${ports[@]}")
 seed=${seed%,}
-roundtrip "4K folios" yes "" --folio 4K
-roundtrip "64K folios" yes "" --folio 64K
-roundtrip "2M folios" yes "" --folio 2M
-roundtrip "64K folios, the pool in front" yes "" --folio 64K --zswap lz4 --zswap-max 10
-roundtrip "64K folios, encrypt=off" no ",encrypt=off" --folio 64K
-roundtrip "4K folios, --verify off, encrypt=off (crc32c kept)" no ",encrypt=off" --folio 4K --verify off
+roundtrip "4K folios" yes "" 2000 --folio 4K
+roundtrip "64K folios" yes "" 2000 --folio 64K
+roundtrip "2M folios" yes "" 300 --folio 2M	# each access moves 2 MiB
+roundtrip "64K folios, the pool in front" yes "" 2000 --folio 64K --zswap lz4 --zswap-max 10
+roundtrip "64K folios, encrypt=off" no ",encrypt=off" 2000 --folio 64K
+roundtrip "4K folios, --verify off, encrypt=off (crc32c kept)" no ",encrypt=off" 2000 --folio 4K --verify off
 say "ok: round trips through the cluster, no key left"
 
 # A master killed while a write-heavy run swaps through it, replicas=1.
@@ -86,7 +88,7 @@ victim=$(master_port "$(master_id 3)")
 vpid=$(server_pid "$victim")
 [ -n "$vpid" ] || fail "no process id for the master on port $victim"
 "$U" run --max 16M --swap "redis://$seed,replicas=1" --stats "$T/k.json" -- \
-	"$S" --mmap --size 64M --threads 2 --ops 60000 --write-ratio 80 >"$T/out" 2>&1 &
+	"$S" --mmap --size 64M --threads 2 --ops 30000 --write-ratio 80 >"$T/out" 2>&1 &
 run=$!
 sleep 1
 kill -0 "$run" 2>/dev/null || fail "a master killed: the run ended before the kill: $(cat "$T/out")"
@@ -195,13 +197,17 @@ assert d["vmstat"]["max_overrun"] == 0, "resident memory went past --max"
 PY
 say "ok: a server at its maxmemory: the device fills, the file takes the rest, every byte verified"
 
-# The program killed with SIGKILL: no key left when uswap run ends.
-"$U" run --max 8M --swap "redis://$one" -- python3 -c '
+# A program that swaps most of its 48 MiB out, says its pid and waits.
+cat >"$T/hold.py" <<'PY'
 import os, time
 m = bytearray(48 << 20)
 for i in range(0, len(m), 4096): m[i] = 1
 print(os.getpid(), flush=True)
-time.sleep(60)' >"$T/out" 2>&1 &
+time.sleep(60)
+PY
+
+# The program killed with SIGKILL: no key left when uswap run ends.
+"$U" run --max 8M --swap "redis://$one" -- python3 "$T/hold.py" >"$T/out" 2>&1 &
 run=$!
 wait_line "$T/out" '^[0-9]' || fail "the program did not start"
 [ "$(keys "$single")" -gt 0 ] || fail "nothing swapped to the server"
@@ -211,28 +217,26 @@ left=$(keys "$single")
 [ "$left" = 0 ] || fail "the program killed: $left keys left after uswap run"
 say "ok: the program killed with SIGKILL: uswap run deleted its keys"
 
-# uswap run killed too: the keys stay, uswap gc deletes them; a live run's
-# keys are left alone.
-"$U" run --max 8M --swap "redis://$one" -- python3 -c '
-import os, time
-m = bytearray(48 << 20)
-for i in range(0, len(m), 4096): m[i] = 1
-print(os.getpid(), flush=True)
-time.sleep(60)' >"$T/live" 2>&1 &
+# uswap run killed too, with every process of its session (a python3 may
+# be a wrapper script's child): the keys stay, uswap gc deletes them; a
+# live run's keys are left alone.
+gone() {	# SID: wait until no process of session SID is left
+	local i
+	for i in $(seq 100); do
+		pgrep -s "$1" >/dev/null || return 0
+		sleep 0.1
+	done
+	fail "session $1 did not end"
+}
+setsid "$U" run --max 8M --swap "redis://$one" -- python3 "$T/hold.py" >"$T/live" 2>&1 &
 live=$!
 wait_line "$T/live" '^[0-9]' || fail "the live program did not start"
-"$U" run --max 8M --swap "redis://$one" -- python3 -c '
-import os, time
-m = bytearray(48 << 20)
-for i in range(0, len(m), 4096): m[i] = 1
-print(os.getpid(), flush=True)
-time.sleep(60)' >"$T/out" 2>&1 &
+setsid "$U" run --max 8M --swap "redis://$one" -- python3 "$T/hold.py" >"$T/out" 2>&1 &
 run=$!
 wait_line "$T/out" '^[0-9]' || fail "the program did not start"
 before=$(keys "$single")
-kill -KILL "$run" "$(head -1 "$T/out")"
-wait "$run" 2>/dev/null
-sleep 0.2
+pkill -KILL -s "$run"
+gone "$run"
 [ "$(keys "$single")" = "$before" ] || fail "keys went without uswap run"
 "$U" gc "redis://$one" >"$T/gc" 2>&1 || fail "uswap gc: exit $?: $(cat "$T/gc")"
 grep -q ': 1 ended run, ' "$T/gc" || fail "uswap gc: $(cat "$T/gc")"
