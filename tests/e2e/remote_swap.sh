@@ -20,7 +20,7 @@
 #  - cleanup: the program killed with SIGKILL leaves no key once uswap run
 #    ends; uswap run itself killed leaves them, and uswap gc deletes them
 #    (and leaves a run that still lives alone).
-# Weight: 20
+# Weight: 150
 set -u
 . "$(dirname "$0")/lib.sh"
 need_built uswap tests/e2e/stress
@@ -62,8 +62,8 @@ PY
 roundtrip() {	# WHAT SEALED SPEC-SUFFIX OPS [uswap run options...]
 	local what=$1 sealed=$2 suffix=$3 ops=$4 left
 	shift 4
-	"$U" run --max 16M --swap "redis://$seed$suffix" --stats "$T/s.json" "$@" -- \
-		"$S" --mmap --size 48M --threads 2 --ops "$ops" >"$T/out" 2>&1 ||
+	"$U" run --max 12M --swap "redis://$seed$suffix" --stats "$T/s.json" "$@" -- \
+		"$S" --mmap --size 32M --threads 2 --ops "$ops" >"$T/out" 2>&1 ||
 		fail "$what: exit $?: $(cat "$T/out")"
 	grep -q 'all bytes verified' "$T/out" || fail "$what: $(cat "$T/out")"
 	check_stats "$T/s.json" "$what" "$sealed" || fail "$what: $(cat "$T/out")"
@@ -75,12 +75,12 @@ start_cluster
 # Every node a seed: cleanup finds the cluster whichever node is down.
 seed=$(printf '127.0.0.1:%s,' "${ports[@]}")
 seed=${seed%,}
-roundtrip "4K folios" yes "" 2000 --folio 4K
-roundtrip "64K folios" yes "" 2000 --folio 64K
-roundtrip "2M folios" yes "" 300 --folio 2M	# each access moves 2 MiB
-roundtrip "64K folios, the pool in front" yes "" 2000 --folio 64K --zswap lz4 --zswap-max 10
-roundtrip "64K folios, encrypt=off" no ",encrypt=off" 2000 --folio 64K
-roundtrip "4K folios, --verify off, encrypt=off (crc32c kept)" no ",encrypt=off" 2000 --folio 4K --verify off
+roundtrip "4K folios" yes "" 1000 --folio 4K
+roundtrip "64K folios" yes "" 1000 --folio 64K
+roundtrip "2M folios" yes "" 200 --folio 2M	# each access moves 2 MiB
+roundtrip "64K folios, the pool in front" yes "" 1000 --folio 64K --zswap lz4 --zswap-max 10
+roundtrip "64K folios, encrypt=off" no ",encrypt=off" 1000 --folio 64K
+roundtrip "4K folios, --verify off, encrypt=off (crc32c kept)" no ",encrypt=off" 1000 --folio 4K --verify off
 say "ok: round trips through the cluster, no key left"
 
 # A master killed while a write-heavy run swaps through it, replicas=1.
@@ -88,7 +88,7 @@ victim=$(master_port "$(master_id 3)")
 vpid=$(server_pid "$victim")
 [ -n "$vpid" ] || fail "no process id for the master on port $victim"
 "$U" run --max 16M --swap "redis://$seed,replicas=1" --stats "$T/k.json" -- \
-	"$S" --mmap --size 64M --threads 2 --ops 30000 --write-ratio 80 >"$T/out" 2>&1 &
+	"$S" --mmap --size 48M --threads 2 --ops 20000 --write-ratio 80 >"$T/out" 2>&1 &
 run=$!
 sleep 1
 kill -0 "$run" 2>/dev/null || fail "a master killed: the run ended before the kill: $(cat "$T/out")"
@@ -112,7 +112,7 @@ one=127.0.0.1:$single
 # A value changed on the server: SIGBUS, never other bytes.
 cat >"$T/tamper.py" <<'PY'
 import hashlib, sys
-n = 48 << 20
+n = 32 << 20
 m = bytearray(n)
 for i in range(0, n, 4096):
     m[i:i + 16] = (b"%015d|" % i)
@@ -155,7 +155,7 @@ redis-cli -p "$single" flushall >/dev/null
 # and swap out their own copy-on-write changes.
 cat >"$T/fork.py" <<'PY'
 import hashlib, os
-n = 48 << 20
+n = 32 << 20
 m = bytearray(n)
 for i in range(0, n, 4096):
     m[i:i + 16] = (b"%015d|" % i)
@@ -197,10 +197,10 @@ assert d["vmstat"]["max_overrun"] == 0, "resident memory went past --max"
 PY
 say "ok: a server at its maxmemory: the device fills, the file takes the rest, every byte verified"
 
-# A program that swaps most of its 48 MiB out, says its pid and waits.
+# A program that swaps most of its 32 MiB out, says its pid and waits.
 cat >"$T/hold.py" <<'PY'
 import os, time
-m = bytearray(48 << 20)
+m = bytearray(32 << 20)
 for i in range(0, len(m), 4096): m[i] = 1
 print(os.getpid(), flush=True)
 time.sleep(60)
