@@ -15,8 +15,10 @@
  * cluster support is a map with every slot on it.
  *
  * A batch.  The operations are grouped by node; each node's are written
- * to its connection together, every connection is flushed, and then the
- * replies are read, node after node, in the order sent: one round trip
+ * to its connection together (writev of the requests, the values from the
+ * caller's buffers: hiredis would copy each twice, and a batch of evicted
+ * folios is megabytes), and then the replies are read with hiredis,
+ * node after node, in the order sent: one round trip
  * per node per batch, and the nodes work in parallel.  Operations sent
  * elsewhere by a redirection go again in the next round, at once; those
  * that met a lost connection, CLUSTERDOWN or TRYAGAIN go again after the
@@ -28,10 +30,12 @@
  */
 #include <errno.h>
 #include <hiredis/hiredis.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "base.h"
@@ -47,6 +51,7 @@
 #define RS_BACKOFF_MAX_MS	500u
 #define RS_USER_MAX		128u
 #define RS_PASSWORD_MAX		512u
+#define RS_HDR_MAX		96u	/* a request's head or tail (op_header) */
 
 struct rs_node {
 	char host[RS_HOST_MAX];
@@ -431,45 +436,109 @@ unsigned redis_store_masters(const struct redis_store *rs)
 	return n;
 }
 
-/* Queue op on its node's connection (ASKING first when asked). */
-static void op_send(struct rs_node *nd, struct redis_op *op)
+/*
+ * The request of op in the protocol (RESP), around its key and a SET's
+ * value, which go from the caller's buffers in the iovec node_write()
+ * sends, never copied (hiredis would copy each value twice): head is
+ * ASKING when asked, the command and the key's length; tail what follows
+ * the key up to a SET's value.  Returns the tail's length; *headlen gets
+ * the head's.
+ */
+static size_t op_header(const struct redis_op *op, char *head, size_t *headlen,
+			char *tail, size_t len)
 {
-	char range[2][24];
-	const char *argv[4];
-	size_t argl[4];
-	int argc = 2;
+	static const char *const cmd[] = {
+		[RS_SET] = "*3\r\n$3\r\nSET", [RS_GET] = "*2\r\n$3\r\nGET",
+		[RS_GETRANGE] = "*4\r\n$8\r\nGETRANGE",
+		/* DEL: UNLINK, its memory freed off the node's main thread */
+		[RS_DEL] = "*2\r\n$6\r\nUNLINK",
+	};
 
-	if (op->ask)
-		redisAppendCommand(nd->c, "ASKING");
-	argv[1] = op->key;
-	argl[1] = op->keylen;
+	*headlen = (size_t)snprintf(head, len, "%s%s\r\n$%zu\r\n",
+				    op->ask ? "*1\r\n$6\r\nASKING\r\n" : "",
+				    cmd[op->kind], op->keylen);
 	switch (op->kind) {
 	case RS_SET:
-		argv[0] = "SET";
-		argv[2] = op->val;
-		argl[2] = op->len;
-		argc = 3;
-		break;
-	case RS_GET:
-		argv[0] = "GET";
-		break;
-	case RS_GETRANGE:
-		argv[0] = "GETRANGE";
-		argv[2] = range[0];
-		argl[2] = (size_t)snprintf(range[0], sizeof(range[0]), "%zu",
-					   op->off);
-		argv[3] = range[1];
-		argl[3] = (size_t)snprintf(range[1], sizeof(range[1]), "%zu",
-					   op->off + op->len - 1);
-		argc = 4;
-		break;
-	default:
-		argv[0] = "UNLINK";	/* DEL, its memory freed off the node's
-					   main thread */
-		break;
+		return (size_t)snprintf(tail, len, "\r\n$%zu\r\n", op->len);
+	case RS_GETRANGE: {
+		char from[24], to[24];
+		const int fl = snprintf(from, sizeof(from), "%zu", op->off);
+		const int tl = snprintf(to, sizeof(to), "%zu", op->off + op->len - 1);
+
+		return (size_t)snprintf(tail, len, "\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n",
+					fl, from, tl, to);
 	}
-	argl[0] = strlen(argv[0]);
-	redisAppendCommandArgv(nd->c, argc, argv, argl);
+	default:
+		return (size_t)snprintf(tail, len, "\r\n");
+	}
+}
+
+/* writev all of v[0..cnt) to fd, through short writes.  0 or -1. */
+static int write_all(int fd, struct iovec *v, int cnt)
+{
+	while (cnt > 0) {
+		ssize_t w = writev(fd, v, MIN(cnt, IOV_MAX));
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		while (cnt > 0 && (size_t)w >= v->iov_len) {
+			w -= (ssize_t)v->iov_len;
+			v++;
+			cnt--;
+		}
+		if (cnt > 0) {
+			v->iov_base = (char *)v->iov_base + w;
+			v->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+#define SEND_OPS	64u	/* operations per writev */
+
+/*
+ * Send the operations of ops that go to node i this round (inflight,
+ * sent_to i), in order, SEND_OPS at a time, each one writev.  0, or -1
+ * when the connection failed (the caller drops it).
+ */
+static int node_write(struct rs_node *nd, unsigned i, struct redis_op *ops,
+		      unsigned n)
+{
+	static const char crlf[] = "\r\n";
+	char head[SEND_OPS][RS_HDR_MAX], tail[SEND_OPS][RS_HDR_MAX];
+	struct iovec v[5 * SEND_OPS];
+	unsigned k, m = 0;
+	int cnt = 0;
+
+	for (k = 0; k < n; k++) {
+		struct redis_op *op = &ops[k];
+		size_t hl, tl;
+
+		if (!op->inflight || op->sent_to != i)
+			continue;
+		tl = op_header(op, head[m], &hl, tail[m], RS_HDR_MAX);
+		v[cnt].iov_base = head[m];
+		v[cnt++].iov_len = hl;
+		v[cnt].iov_base = (void *)op->key;
+		v[cnt++].iov_len = op->keylen;
+		v[cnt].iov_base = tail[m];
+		v[cnt++].iov_len = tl;
+		if (op->kind == RS_SET) {
+			v[cnt].iov_base = (void *)op->val;
+			v[cnt++].iov_len = op->len;
+			v[cnt].iov_base = (void *)crlf;
+			v[cnt++].iov_len = 2;
+		}
+		if (++m == SEND_OPS) {
+			if (write_all(nd->c->fd, v, cnt))
+				return -1;
+			m = 0;
+			cnt = 0;
+		}
+	}
+	return cnt ? write_all(nd->c->fd, v, cnt) : 0;
 }
 
 enum verdict { V_DONE, V_AGAIN, V_RETRY };	/* again: at once; retry: later */
@@ -569,23 +638,17 @@ static bool round_send(struct redis_store *rs, struct redis_op *ops,
 			lost = true;
 			continue;
 		}
-		op_send(&rs->node[op->node], op);
 		op->sent_to = op->node;
 		op->inflight = true;
 	}
-	for (i = 0; i < rs->nr_nodes; i++) {
-		int done = 0;
-
-		while (rs->node[i].c && !done)
-			if (redisBufferWrite(rs->node[i].c, &done) != REDIS_OK) {
-				node_drop(&rs->node[i]);
-				lost = true;
-			}
-	}
+	for (i = 0; i < rs->nr_nodes; i++)
+		if (rs->node[i].c && node_write(&rs->node[i], i, ops, n)) {
+			node_drop(&rs->node[i]);
+			lost = true;
+		}
 	return lost;
 }
 
-/* Read the replies of one round, node by node in the order sent. */
 static bool round_read(struct redis_store *rs, struct redis_op *ops,
 		       unsigned n, bool *again)
 {

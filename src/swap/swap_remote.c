@@ -8,11 +8,13 @@
  * (si->fd < 0) and a struct swap_remote in si->remote.
  *
  * Values.  What a write gives is cut into aligned power-of-two runs of
- * slots, at most a cluster (512 slots).  Each folio's slots are aligned
- * to its size (swapfile.c), so an aligned run never splits a folio:
- * a 64 KiB folio is in one value, and consecutive 4 KiB folios written in
- * one batch share values of up to 2 MiB (fewer, larger operations).  The
- * value of the run of 2^k slots from slot b is
+ * slots, at most a cluster (512 slots), never across two elements of the
+ * request's iovec: a folio written from the program's memory is one
+ * element, so a 64 KiB folio is one value of 64 KiB, a 4 KiB folio one
+ * of 4 KiB.  (Values gathered across consecutive 4 KiB folios, up to
+ * 2 MiB, were tried: 6% slower for sequential writes, side by side, since
+ * gathering adds a copy to the two hiredis makes.)  The value of the run
+ * of 2^k slots from slot b is
  *
  *	us:{RUN.INST.DEV.CLUSTER}:B.K
  *
@@ -89,7 +91,6 @@
 #define ORDER_MAX	9u		/* a cluster: 512 slots */
 #define KEY_MAX		80u
 #define CHUNK		256u		/* operations per round */
-#define GATHER_BYTES	(2u * SWAP_CLUSTER_BYTES)	/* a reclaim batch */
 #define PASSWORD_MAX	511u
 #define RECORD_PREFIX	"us:run:"
 #define RECORD_LEN	512u		/* a record's value, space-padded */
@@ -122,8 +123,6 @@ struct remote_tls {
 	const struct swap_remote *of[SWAP_MAX_TYPES];
 	struct redis_op *op;		/* CHUNK of them */
 	char (*key)[KEY_MAX];
-	char *gather;			/* GATHER_BYTES: values of several folios */
-	size_t gather_used;
 };
 static __thread struct remote_tls tls __attribute__((tls_model("initial-exec")));
 
@@ -519,14 +518,11 @@ static struct redis_store *thread_store(struct swap_info *si)
 	if (!tls.op) {
 		tls.op = slab_alloc(CHUNK * sizeof(*tls.op), 0);
 		tls.key = slab_alloc(CHUNK * sizeof(*tls.key), 0);
-		tls.gather = prim_alloc(GATHER_BYTES);	/* touched only if used */
-		if (!tls.op || !tls.key || !tls.gather) {
+		if (!tls.op || !tls.key) {
 			slab_free(tls.op);
 			slab_free(tls.key);
-			prim_free(tls.gather, GATHER_BYTES);
 			tls.op = NULL;
 			tls.key = NULL;
-			tls.gather = NULL;
 			return NULL;
 		}
 	}
@@ -578,7 +574,6 @@ static void round_run(struct round *rd)
 		if (tls.op[k].result && !rd->req[k]->result)
 			rd->req[k]->result = tls.op[k].result;
 	rd->n = 0;
-	tls.gather_used = 0;
 }
 
 static struct redis_op *round_add(struct round *rd, struct swap_io_req *req,
@@ -606,79 +601,27 @@ static unsigned order_at(uint32_t s, uint32_t n)
 	return k;
 }
 
-/*
- * Where the len bytes of req's data from byte off on are, when they lie in
- * one element of its iovec; NULL when they cross elements.
- */
-static const char *iov_span(const struct swap_io_req *req, size_t off,
-			    size_t len)
+/* Queue the writes of one request: values never across iov elements. */
+static void write_req(struct round *rd, struct swap_io_req *req)
 {
+	uint32_t slot = req->offset;
 	int i;
 
 	for (i = 0; i < req->iovcnt; i++) {
-		if (off < req->iov[i].iov_len)
-			return off + len <= req->iov[i].iov_len ?
-			       (const char *)req->iov[i].iov_base + off : NULL;
-		off -= req->iov[i].iov_len;
-	}
-	return NULL;
-}
+		const char *p = req->iov[i].iov_base;
+		uint32_t left = (uint32_t)(req->iov[i].iov_len >> SWAP_SLOT_SHIFT);
 
-/* Copy the len bytes of req's data from byte off on into dst. */
-static void iov_gather(const struct swap_io_req *req, size_t off, char *dst,
-		       size_t len)
-{
-	int i;
+		while (left) {
+			const unsigned k = order_at(slot, left);
+			struct redis_op *op = round_add(rd, req, slot, k);
 
-	for (i = 0; i < req->iovcnt && len; i++) {
-		size_t n;
-
-		if (off >= req->iov[i].iov_len) {
-			off -= req->iov[i].iov_len;
-			continue;
+			op->kind = RS_SET;
+			op->val = p;
+			op->len = (size_t)SWAP_SLOT_SIZE << k;
+			p += op->len;
+			slot += 1u << k;
+			left -= 1u << k;
 		}
-		n = MIN(req->iov[i].iov_len - off, len);
-		memcpy(dst, (const char *)req->iov[i].iov_base + off, n);
-		dst += n;
-		len -= n;
-		off = 0;
-	}
-}
-
-/*
- * Queue the writes of one request: a value per aligned run of its slots.
- * A run whose bytes lie in one element of the iovec (a large folio, a
- * sealed round's buffer) goes from there; one made of several folios is
- * gathered first into the thread's buffer (hiredis copies each value into
- * its output buffer anyway).
- */
-static void write_req(struct round *rd, struct swap_io_req *req)
-{
-	uint32_t slot = req->offset, left = (uint32_t)(req->len >> SWAP_SLOT_SHIFT);
-	size_t off = 0;
-
-	while (left) {
-		const unsigned k = order_at(slot, left);
-		const size_t len = (size_t)SWAP_SLOT_SIZE << k;
-		const char *p = iov_span(req, off, len);
-		struct redis_op *op;
-
-		if (!p && tls.gather_used + len > GATHER_BYTES)
-			round_run(rd);		/* its buffer is free again */
-		op = round_add(rd, req, slot, k);
-		if (!p) {
-			char *g = tls.gather + tls.gather_used;
-
-			iov_gather(req, off, g, len);
-			tls.gather_used += len;
-			p = g;
-		}
-		op->kind = RS_SET;
-		op->val = p;
-		op->len = len;
-		off += len;
-		slot += 1u << k;
-		left -= 1u << k;
 	}
 }
 
@@ -741,16 +684,22 @@ static bool req_ok(const struct swap_io_req *req)
 static void write_done(struct swap_info *si, const struct swap_io_req *req)
 {
 	struct swap_remote *r = si->remote;
-	uint32_t slot = req->offset, left = (uint32_t)(req->len >> SWAP_SLOT_SHIFT);
+	uint32_t slot = req->offset;
+	int i;
 
-	while (left) {
-		const unsigned k = order_at(slot, left);
+	for (i = 0; i < req->iovcnt; i++) {
+		uint32_t left = (uint32_t)(req->iov[i].iov_len >> SWAP_SLOT_SHIFT);
 
-		memset(r->order + slot, (int)k, 1u << k);
-		atomic_fetch_or_explicit(&r->cluster_orders[slot / SWAP_CLUSTER_SLOTS],
-					 (uint16_t)(1u << k), memory_order_relaxed);
-		slot += 1u << k;
-		left -= 1u << k;
+		while (left) {
+			const unsigned k = order_at(slot, left);
+
+			memset(r->order + slot, (int)k, 1u << k);
+			atomic_fetch_or_explicit(&r->cluster_orders[slot / SWAP_CLUSTER_SLOTS],
+						 (uint16_t)(1u << k),
+						 memory_order_relaxed);
+			slot += 1u << k;
+			left -= 1u << k;
+		}
 	}
 }
 
