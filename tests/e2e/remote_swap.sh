@@ -2,8 +2,8 @@
 # Swap on a Redis Cluster (--swap redis://..., src/swap/swap_remote.c),
 # with real redis-server processes on loopback, started here and stopped at
 # exit whatever happens:
-#  - a cluster of 3 masters with a replica each: round trips of 4K, 64K
-#    and 2M folios, with and without the compressed pool in front, with
+#  - a cluster of 3 masters with a replica each: round trips of 4K, 16K,
+#    64K and 2M folios, with and without the compressed pool in front, with
 #    and without encryption (on by default for a remote device): every
 #    byte verified (stress), pages out and back, sealed unless
 #    encrypt=off, no error counted, and no key left once uswap run ends;
@@ -77,9 +77,12 @@ seed=$(printf '127.0.0.1:%s,' "${ports[@]}")
 seed=${seed%,}
 roundtrip "4K folios" yes "" 1000 --folio 4K
 roundtrip "64K folios" yes "" 1000 --folio 64K
+roundtrip "16K folios" yes "" 1000 --folio 16K
 roundtrip "2M folios" yes "" 200 --folio 2M	# each access moves 2 MiB
+roundtrip "2M folios, encrypt=off" no ",encrypt=off" 200 --folio 2M
 roundtrip "64K folios, the pool in front" yes "" 1000 --folio 64K --zswap lz4 --zswap-max 10
 roundtrip "64K folios, encrypt=off" no ",encrypt=off" 1000 --folio 64K
+roundtrip "16K folios, the pool in front, encrypt=off" no ",encrypt=off" 1000 --folio 16K --zswap lz4 --zswap-max 10
 roundtrip "4K folios, --verify off, encrypt=off (crc32c kept)" no ",encrypt=off" 1000 --folio 4K --verify off
 say "ok: round trips through the cluster, no key left"
 

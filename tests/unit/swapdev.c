@@ -281,14 +281,18 @@ static void test_swaptab_good(void)
 		"\t# an indented comment\n"
 		"/mnt/c#d/swap # '#' inside a path stays\n"
 		"   \n"
-		"/mnt/e/swap";
+		"/mnt/e/swap\n"
+		"redis://10.0.0.5:7000,10.0.0.6:7000,prio=1,replicas=1,user=u   # far memory";
 	struct swap_spec tab[SWAP_MAX_DEVICES];
 	char err[512] = "";
 	unsigned n = 0;
 	int ret;
 
 	ret = swaptab_parse_text("tab", text, tab, SWAP_MAX_DEVICES, &n, err, sizeof(err));
-	CHECK(!ret && n == 4, "swaptab: %d n=%u %s", ret, n, err);
+	CHECK(!ret && n == 5, "swaptab: %d n=%u %s", ret, n, err);
+	CHECK(tab[4].remote && !strcmp(tab[4].seeds, "10.0.0.5:7000,10.0.0.6:7000") &&
+	      tab[4].prio == 1 && tab[4].replicas == 1 && !strcmp(tab[4].user, "u"),
+	      "swaptab line 9: a redis:// device");
 	CHECK(!strcmp(tab[0].path, "/dev/nvme0n1p3") && tab[0].prio == 100 &&
 	      tab[0].node == 0 && tab[0].discard && !tab[0].direct, "swaptab line 3");
 	CHECK(!strcmp(tab[1].path, "/mnt/b/swap") && tab[1].size == 64 * G &&
