@@ -560,7 +560,6 @@ struct round {
 	struct swap_info *si;
 	struct swap_io_req *req[CHUNK];
 	unsigned n;
-	bool write;
 };
 
 static void round_run(struct round *rd)
@@ -717,7 +716,7 @@ bool swap_remote_any(const struct swap_io_req *reqs, unsigned n)
 static void run_device(struct swap_io *io, struct swap_info *si,
 		       struct swap_io_req *reqs, unsigned n, bool write)
 {
-	struct round rd = { .si = si, .write = write };
+	struct round rd = { .si = si };
 	unsigned k;
 
 	rd.rs = thread_store(si);
@@ -804,7 +803,7 @@ int swap_remote_punch(struct swap_info *si, uint32_t cluster)
 {
 	struct swap_remote *r = si->remote;
 	uint16_t orders = atomic_exchange(&r->cluster_orders[cluster], 0);
-	struct round rd = { .si = si, .write = true };
+	struct round rd = { .si = si };
 	struct swap_io_req dummy = { .si = si };
 	unsigned k;
 	uint32_t b;
