@@ -127,7 +127,7 @@ print("same" if got == want else "DIFFERENT", flush=True)
 PY
 tamper() {	# SPEC-SUFFIX WHAT
 	local fifo=$T/fifo rc
-	rm -f "$fifo"
+	rm -f "$fifo" "$T/out"
 	mkfifo "$fifo"
 	"$U" run --max 8M --folio 4K --swap "redis://$one$1" -- \
 		python3 "$T/tamper.py" <"$fifo" >"$T/out" 2>"$T/err" &
@@ -210,6 +210,9 @@ time.sleep(60)
 PY
 
 # The program killed with SIGKILL: no key left when uswap run ends.
+# (Each output file is emptied first: wait_line must not find what an
+# earlier run wrote there.)
+: >"$T/out"
 "$U" run --max 8M --swap "redis://$one" -- python3 "$T/hold.py" >"$T/out" 2>&1 &
 run=$!
 wait_line "$T/out" '^[0-9]' || fail "the program did not start"
@@ -231,9 +234,11 @@ gone() {	# SID: wait until no process of session SID is left
 	done
 	fail "session $1 did not end"
 }
+: >"$T/live"
 setsid "$U" run --max 8M --swap "redis://$one" -- python3 "$T/hold.py" >"$T/live" 2>&1 &
 live=$!
 wait_line "$T/live" '^[0-9]' || fail "the live program did not start"
+: >"$T/out"
 setsid "$U" run --max 8M --swap "redis://$one" -- python3 "$T/hold.py" >"$T/out" 2>&1 &
 run=$!
 wait_line "$T/out" '^[0-9]' || fail "the program did not start"
